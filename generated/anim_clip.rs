@@ -267,8 +267,7 @@ impl AnimClip {
         __w.write_bytes(b"SPAC");
         let __rule_version: &'static str = "must equal 2";
         {
-            let __val = &self.version;
-            let __v = __val;
+            let __v = &self.version;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) != 2_i128 {
                     return Err(
@@ -284,14 +283,12 @@ impl AnimClip {
                 .map_err(|e: __io::EncodeError| e.in_field("version"))?;
         }
         {
-            let __val = &self.flags;
-            let __v = __val;
+            let __v = &self.flags;
             __w.write_u8(*__v);
         }
         let __rule_num_frames: &'static str = "must be at least 1";
         {
-            let __val = &self.num_frames;
-            let __v = __val;
+            let __v = &self.num_frames;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) < 1_i128 {
                     return Err(
@@ -320,13 +317,11 @@ impl AnimClip {
             }
         }
         {
-            let __val = &len_bits;
-            let __v = __val;
+            let __v = &len_bits;
             __w.write_u32le(*__v);
         }
         {
-            let __val = &self.bits;
-            let __v = __val;
+            let __v = &self.bits;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != (len_bits as i128) {
@@ -510,18 +505,15 @@ impl BoneTracks {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.rotation;
-            let __v = __val;
+            let __v = &self.rotation;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("rotation"))?;
         }
         {
-            let __val = &self.translation;
-            let __v = __val;
+            let __v = &self.translation;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("translation"))?;
         }
         {
-            let __val = &self.scale;
-            let __v = __val;
+            let __v = &self.scale;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("scale"))?;
         }
         Ok(())
@@ -582,32 +574,10 @@ impl Track {
         __r.enter(__io::PathSeg::Field("kind"));
         let kind: TrackKind = {
             let __v: TrackKind = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            TrackKind::from_i(__raw as i128)
-                                .ok_or_else(|| __io::DecodeError::new(
-                                    __at,
-                                    __io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "track_kind",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
+                __io::known(__r.offset(), __r.read_u8(), "track_kind", TrackKind::from_i)
             }
                 .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         let body: TrackBody = __r
@@ -640,13 +610,11 @@ impl Track {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let kind = self.kind;
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             __w.write_u8(__v.to_i() as u8);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = kind.to_i();
@@ -878,8 +846,7 @@ impl ConstantTrack {
         let num_components: u8 = __io::fit(self.values.len() as i128, "u8")
             .map_err(|e| e.in_field("num_components"))?;
         {
-            let __val = &num_components;
-            let __v = __val;
+            let __v = &num_components;
             __w.write_u8(*__v);
         }
         {
@@ -993,22 +960,19 @@ impl FixedPointTrack {
             }
             __io::unlikely();
             {
-                let __val = &self.four_components;
-                let __v = __val;
+                let __v = &self.four_components;
                 __w.write_bits_be(u64::from(*__v), 1)
                     .map_err(|e: __io::EncodeError| e.in_field("four_components"))?;
             }
             {
-                let __val = &self.width;
-                let __v = __val;
+                let __v = &self.width;
                 __w.write_bits_be(u64::from(*__v), 5u32)
                     .map_err(|e: __io::EncodeError| e.in_field("width"))?;
             }
         }
         __w.align_to_byte();
         {
-            let __val = &self.shift;
-            let __v = __val;
+            let __v = &self.shift;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -1235,28 +1199,24 @@ impl AnimatedTrack {
             }
             __io::unlikely();
             {
-                let __val = &self.four_components;
-                let __v = __val;
+                let __v = &self.four_components;
                 __w.write_bits_be(u64::from(*__v), 1)
                     .map_err(|e: __io::EncodeError| e.in_field("four_components"))?;
             }
             {
-                let __val = &self.delta;
-                let __v = __val;
+                let __v = &self.delta;
                 __w.write_bits_be(u64::from(*__v), 1)
                     .map_err(|e: __io::EncodeError| e.in_field("delta"))?;
             }
             {
-                let __val = &self.index_bits;
-                let __v = __val;
+                let __v = &self.index_bits;
                 __w.write_bits_be(u64::from(*__v), 5u32)
                     .map_err(|e: __io::EncodeError| e.in_field("index_bits"))?;
             }
         }
         __w.align_to_byte();
         {
-            let __val = &self.num_keys;
-            let __v = __val;
+            let __v = &self.num_keys;
             __w.write_u16le(*__v);
         }
         {

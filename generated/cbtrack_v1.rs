@@ -294,8 +294,7 @@ impl CbtrackV1 {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let head = &self.head;
         {
-            let __val = &self.head;
-            let __v = __val;
+            let __v = &self.head;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("head"))?;
         }
         {
@@ -306,8 +305,7 @@ impl CbtrackV1 {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.info;
-                    let __v = __val;
+                    let __v = &self.info;
                     (|| -> Result<(), __io::EncodeError> {
                         {
                             let mut __sw = __io::ByteWriter::new();
@@ -348,8 +346,7 @@ impl CbtrackV1 {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.features;
-                    let __v = __val;
+                    let __v = &self.features;
                     (|| -> Result<(), __io::EncodeError> {
                         {
                             let mut __sw = __io::ByteWriter::new();
@@ -1103,8 +1100,7 @@ impl CbtkHead {
         __w.write_bytes(b"CBTK");
         let __rule_format_version: &'static str = "must equal 1";
         {
-            let __val = &self.format_version;
-            let __v = __val;
+            let __v = &self.format_version;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) != 1_i128 {
                     return Err(
@@ -1121,8 +1117,7 @@ impl CbtkHead {
         }
         let __rule_header_size: &'static str = "must be at least 96";
         {
-            let __val = &self.header_size;
-            let __v = __val;
+            let __v = &self.header_size;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) < 96_i128 {
                     return Err(
@@ -1145,8 +1140,7 @@ impl CbtkHead {
         }
         let __rule_first_frame: &'static str = "must be at most 16777215";
         {
-            let __val = &self.first_frame;
-            let __v = __val;
+            let __v = &self.first_frame;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1163,8 +1157,7 @@ impl CbtkHead {
         }
         let __rule_last_frame: &'static str = "must be at most 16777215";
         {
-            let __val = &self.last_frame;
-            let __v = __val;
+            let __v = &self.last_frame;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1181,8 +1174,7 @@ impl CbtkHead {
         }
         let __rule_window_length: &'static str = "must be in 1..=65535";
         {
-            let __val = &self.window_length;
-            let __v = __val;
+            let __v = &self.window_length;
             (|| -> Result<(), __io::EncodeError> {
                 if !(((*__v as i128) >= 1_i128) && ((*__v as i128) <= 65535_i128)) {
                     return Err(
@@ -1207,8 +1199,7 @@ impl CbtkHead {
         }
         let __rule_rotation_bits: &'static str = "must be in 8..=16";
         {
-            let __val = &self.rotation_bits;
-            let __v = __val;
+            let __v = &self.rotation_bits;
             (|| -> Result<(), __io::EncodeError> {
                 if !(((*__v as i128) >= 8_i128) && ((*__v as i128) <= 16_i128)) {
                     return Err(
@@ -1224,14 +1215,12 @@ impl CbtkHead {
                 .map_err(|e: __io::EncodeError| e.in_field("rotation_bits"))?;
         }
         {
-            let __val = &self.sample_interval;
-            let __v = __val;
+            let __v = &self.sample_interval;
             __w.write_u8(*__v);
         }
         let __rule_info_block: &'static str = "must be at most 16777215";
         {
-            let __val = &self.info_block;
-            let __v = __val;
+            let __v = &self.info_block;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1248,8 +1237,7 @@ impl CbtkHead {
         }
         let __rule_info_len: &'static str = "must be at most 16777215";
         {
-            let __val = &self.info_len;
-            let __v = __val;
+            let __v = &self.info_len;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1266,8 +1254,7 @@ impl CbtkHead {
         }
         let __rule_features_block: &'static str = "must be at most 16777215";
         {
-            let __val = &self.features_block;
-            let __v = __val;
+            let __v = &self.features_block;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1284,8 +1271,7 @@ impl CbtkHead {
         }
         let __rule_features_len: &'static str = "must be at most 16777215";
         {
-            let __val = &self.features_len;
-            let __v = __val;
+            let __v = &self.features_len;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1302,8 +1288,7 @@ impl CbtkHead {
         }
         let __rule_num_units: &'static str = "must be at most 16777215";
         {
-            let __val = &self.num_units;
-            let __v = __val;
+            let __v = &self.num_units;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1320,8 +1305,7 @@ impl CbtkHead {
         }
         let __rule_num_projectiles: &'static str = "must be at most 16777215";
         {
-            let __val = &self.num_projectiles;
-            let __v = __val;
+            let __v = &self.num_projectiles;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1338,8 +1322,7 @@ impl CbtkHead {
         }
         let __rule_num_features: &'static str = "must be at most 16777215";
         {
-            let __val = &self.num_features;
-            let __v = __val;
+            let __v = &self.num_features;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1355,8 +1338,7 @@ impl CbtkHead {
                 .map_err(|e: __io::EncodeError| e.in_field("num_features"))?;
         }
         {
-            let __val = &self.game_id;
-            let __v = __val;
+            let __v = &self.game_id;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != 16_i128 {
@@ -1380,8 +1362,7 @@ impl CbtkHead {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.reserved;
-            let __v = __val;
+            let __v = &self.reserved;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != 8_i128 {
@@ -1399,8 +1380,7 @@ impl CbtkHead {
                 .map_err(|e: __io::EncodeError| e.in_field("reserved"))?;
         }
         {
-            let __val = &self.header_extra;
-            let __v = __val;
+            let __v = &self.header_extra;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != (header_size as i128).wrapping_sub(96_i128)
@@ -1638,8 +1618,7 @@ impl WindowEntry {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let __rule_main_block: &'static str = "must be at most 16777215";
         {
-            let __val = &self.main_block;
-            let __v = __val;
+            let __v = &self.main_block;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1656,8 +1635,7 @@ impl WindowEntry {
         }
         let __rule_main_len: &'static str = "must be at most 16777215";
         {
-            let __val = &self.main_len;
-            let __v = __val;
+            let __v = &self.main_len;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1674,8 +1652,7 @@ impl WindowEntry {
         }
         let __rule_terrain_block: &'static str = "must be at most 16777215";
         {
-            let __val = &self.terrain_block;
-            let __v = __val;
+            let __v = &self.terrain_block;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1692,8 +1669,7 @@ impl WindowEntry {
         }
         let __rule_terrain_len: &'static str = "must be at most 16777215";
         {
-            let __val = &self.terrain_len;
-            let __v = __val;
+            let __v = &self.terrain_len;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -1967,8 +1943,7 @@ impl Window {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.main;
-                    let __v = __val;
+                    let __v = &self.main;
                     (|| -> Result<(), __io::EncodeError> {
                         {
                             let mut __sw = __io::ByteWriter::new();
@@ -2008,13 +1983,12 @@ impl Window {
                 .map_err(|e| e.in_field("terrain"))?;
             {
                 let __w = &mut __tw;
-                if let ::std::option::Option::Some(__val) = __io::present(
+                if let ::std::option::Option::Some(__v) = __io::present(
                     &self.terrain,
                     (entry.terrain_len as i128) != 0_i128,
                     "terrain",
                     "entry.terrain_len != 0",
                 )? {
-                    let __v = __val;
                     (|| -> Result<(), __io::EncodeError> {
                         {
                             let mut __sw = __io::ByteWriter::new();
@@ -2176,8 +2150,7 @@ impl ChunkBody {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.directory;
-            let __v = __val;
+            let __v = &self.directory;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("directory"))?;
         }
         __w.align_to_byte_with(self.__unread_pad);
@@ -2254,8 +2227,7 @@ impl ColumnDirectory {
         let num_columns: u32 = __io::fit(self.columns.len() as i128, "u32")
             .map_err(|e| e.in_field("num_columns"))?;
         {
-            let __val = &num_columns;
-            let __v = __val;
+            let __v = &num_columns;
             __w.write_u32le(*__v);
         }
         {
@@ -2701,8 +2673,7 @@ impl ColumnEntry {
         }
         let __rule_offset: &'static str = "must be at most 16777215";
         {
-            let __val = &self.offset;
-            let __v = __val;
+            let __v = &self.offset;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(
@@ -2716,8 +2687,7 @@ impl ColumnEntry {
         }
         let __rule_count: &'static str = "must be at most 16777215";
         {
-            let __val = &self.count;
-            let __v = __val;
+            let __v = &self.count;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 16777215_i128 {
                     return Err(

@@ -708,13 +708,11 @@ impl RplyV3 {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let head = &self.head;
         {
-            let __val = &self.head;
-            let __v = __val;
+            let __v = &self.head;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("head"))?;
         }
         {
-            let __val = &self.ops;
-            let __v = __val;
+            let __v = &self.ops;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != (head.op_bytes as i128) {
@@ -1075,8 +1073,7 @@ impl RplyHead {
         __w.write_bytes(b"RPLY");
         let __rule_version: &'static str = "must equal 3";
         {
-            let __val = &self.version;
-            let __v = __val;
+            let __v = &self.version;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) != 3_i128 {
                     return Err(
@@ -1210,13 +1207,11 @@ impl Str16 {
         let len_value: u16 = __io::fit(self.value.len() as i128, "u16")
             .map_err(|e| e.in_field("len_value"))?;
         {
-            let __val = &len_value;
-            let __v = __val;
+            let __v = &len_value;
             __w.write_u16le(*__v);
         }
         {
-            let __val = &self.value;
-            let __v = __val;
+            let __v = &self.value;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != (len_value as i128) {
@@ -1392,8 +1387,7 @@ impl Keyframe {
         let tick = self.tick;
         let __rule_tick: &'static str = "must be at most _parent.tick_count";
         {
-            let __val = &self.tick;
-            let __v = __val;
+            let __v = &self.tick;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > __ctx_parent_tick_count {
                     return Err(
@@ -1407,8 +1401,7 @@ impl Keyframe {
         }
         let __rule_offset: &'static str = "must satisfy _ <= _parent.op_bytes and (tick != 0 or _ == 0)";
         {
-            let __val = &self.offset;
-            let __v = __val;
+            let __v = &self.offset;
             (|| -> Result<(), __io::EncodeError> {
                 if !{
                     let __elem = *__v;
@@ -1627,32 +1620,10 @@ impl Op {
         __r.enter(__io::PathSeg::Field("opcode"));
         let opcode: Opcode = {
             let __v: Opcode = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            Opcode::from_i(__raw as i128)
-                                .ok_or_else(|| __io::DecodeError::new(
-                                    __at,
-                                    __io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "opcode",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
+                __io::known(__r.offset(), __r.read_u8(), "opcode", Opcode::from_i)
             }
                 .map_err(|e| e.in_field("opcode"))?;
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         let body: OpBody = __r
@@ -1703,13 +1674,11 @@ impl Op {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let opcode = self.opcode;
         {
-            let __val = &self.opcode;
-            let __v = __val;
+            let __v = &self.opcode;
             __w.write_u8(__v.to_i() as u8);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = opcode.to_i();
@@ -2014,8 +1983,7 @@ impl OpTick {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.tick;
-            let __v = __val;
+            let __v = &self.tick;
             __w.write_u32le(*__v);
         }
         Ok(())
@@ -2223,8 +2191,7 @@ impl OpDespawn {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.entity_id;
-            let __v = __val;
+            let __v = &self.entity_id;
             __w.write_u16le(*__v);
         }
         Ok(())
@@ -2451,14 +2418,12 @@ impl OpXform {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let mask = self.mask;
         {
-            let __val = &self.entity_id;
-            let __v = __val;
+            let __v = &self.entity_id;
             __w.write_u16le(*__v);
         }
         let __rule_mask: &'static str = "must satisfy (_ & 0xf8) == 0 and (_ & 6) != 6";
         {
-            let __val = &self.mask;
-            let __v = __val;
+            let __v = &self.mask;
             (|| -> Result<(), __io::EncodeError> {
                 if !{
                     let __elem = *__v;
@@ -2499,13 +2464,12 @@ impl OpXform {
             __b[4..6].copy_from_slice(&((*__val)[2]).to_le_bytes());
             __w.write_bytes(&__b);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.yaw,
             ((mask as i128) & 4_i128) != 0_i128,
             "yaw",
             "(mask & 4) != 0",
         )? {
-            let __v = __val;
             __w.write_i16le(*__v);
         }
         Ok(())
@@ -2600,32 +2564,15 @@ impl OpProp {
             __r.enter(__io::PathSeg::Field("type_tag"));
             let type_tag: PropType = {
                 let __v: PropType = {
-                    {
-                        let __at = __r.offset();
-                        match __r.read_u8() {
-                            Ok(__raw) => {
-                                PropType::from_i(__raw as i128)
-                                    .ok_or_else(|| __io::DecodeError::new(
-                                        __at,
-                                        __io::DecodeErrorKind::UnknownEnum {
-                                            enum_name: "prop_type",
-                                            value: __raw as i128,
-                                        },
-                                    ))
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
+                    __io::known(
+                        __r.offset(),
+                        __r.read_u8(),
+                        "prop_type",
+                        PropType::from_i,
+                    )
                 }
                     .map_err(|e| e.in_field("type_tag"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
+                __r.leave_enum(__v.name(), __v.to_i());
                 __v
             };
             (entity_id, name_str, type_tag)
@@ -2678,8 +2625,7 @@ impl OpProp {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.value;
-            let __v = __val;
+            let __v = &self.value;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = type_tag.to_i();
@@ -2879,8 +2825,7 @@ impl PropBool {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let __rule_value: &'static str = "must be at most 1";
         {
-            let __val = &self.value;
-            let __v = __val;
+            let __v = &self.value;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 1_i128 {
                     return Err(
@@ -2949,8 +2894,7 @@ impl PropNumber {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.value;
-            let __v = __val;
+            let __v = &self.value;
             __w.write_f64le(*__v);
         }
         Ok(())
@@ -3009,8 +2953,7 @@ impl PropStrRef {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.str_id;
-            let __v = __val;
+            let __v = &self.str_id;
             __w.write_u16le(*__v);
         }
         Ok(())
@@ -3661,8 +3604,7 @@ impl OpCustom {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.data;
-            let __v = __val;
+            let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != (byte_len as i128) {
@@ -3974,23 +3916,20 @@ impl OpXformD {
         let id_byte = self.id_byte;
         let mask = self.mask;
         {
-            let __val = &self.id_byte;
-            let __v = __val;
+            let __v = &self.id_byte;
             __w.write_u8(*__v);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.id_wide,
             (id_byte as i128) == 255_i128,
             "id_wide",
             "id_byte == 255",
         )? {
-            let __v = __val;
             __w.write_u16le(*__v);
         }
         let __rule_mask: &'static str = "must satisfy (_ & 0xf0) == 0 and (_ & 3) != 3 and (_ & 12) != 12";
         {
-            let __val = &self.mask;
-            let __v = __val;
+            let __v = &self.mask;
             (|| -> Result<(), __io::EncodeError> {
                 if !{
                     let __elem = *__v;
@@ -4032,13 +3971,12 @@ impl OpXformD {
             __b[4..6].copy_from_slice(&((*__val)[2]).to_le_bytes());
             __w.write_bytes(&__b);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.yaw,
             ((mask as i128) & 4_i128) != 0_i128,
             "yaw",
             "(mask & 4) != 0",
         )? {
-            let __v = __val;
             __w.write_i8(*__v);
         }
         if let ::std::option::Option::Some(__val) = __io::present(
@@ -4164,8 +4102,7 @@ impl OpSnapshot {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.snapshot;
-            let __v = __val;
+            let __v = &self.snapshot;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != (byte_len as i128) {
@@ -4423,8 +4360,7 @@ impl Snapshot {
         let is_model = self.is_model;
         let __rule_version: &'static str = "must equal 10";
         {
-            let __val = &self.version;
-            let __v = __val;
+            let __v = &self.version;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) != 10_i128 {
                     return Err(
@@ -4441,8 +4377,7 @@ impl Snapshot {
         }
         let __rule_is_model: &'static str = "must be at most 1";
         {
-            let __val = &self.is_model;
-            let __v = __val;
+            let __v = &self.is_model;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 1_i128 {
                     return Err(
@@ -4458,23 +4393,19 @@ impl Snapshot {
                 .map_err(|e: __io::EncodeError| e.in_field("is_model"))?;
         }
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("name"))?;
         }
         {
-            let __val = &self.source_key;
-            let __v = __val;
+            let __v = &self.source_key;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("source_key"))?;
         }
         {
-            let __val = &self.root_path;
-            let __v = __val;
+            let __v = &self.root_path;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("root_path"))?;
         }
         {
-            let __val = &union_count;
-            let __v = __val;
+            let __v = &union_count;
             __w.write_u16le(*__v);
         }
         {
@@ -4487,8 +4418,7 @@ impl Snapshot {
             }
         }
         {
-            let __val = &mesh_count;
-            let __v = __val;
+            let __v = &mesh_count;
             __w.write_u16le(*__v);
         }
         {
@@ -4500,18 +4430,16 @@ impl Snapshot {
                     })?;
             }
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.rig,
             (is_model as i128) == 1_i128,
             "rig",
             "is_model == 1",
         )? {
-            let __v = __val;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("rig"))?;
         }
         {
-            let __val = &part_count;
-            let __v = __val;
+            let __v = &part_count;
             __w.write_u16le(*__v);
         }
         {
@@ -4522,8 +4450,7 @@ impl Snapshot {
             }
         }
         {
-            let __val = &joint_count;
-            let __v = __val;
+            let __v = &joint_count;
             __w.write_u16le(*__v);
         }
         {
@@ -4656,8 +4583,7 @@ impl Rig {
         let has_humanoid = self.has_humanoid;
         let __rule_has_humanoid: &'static str = "must be at most 1";
         {
-            let __val = &self.has_humanoid;
-            let __v = __val;
+            let __v = &self.has_humanoid;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 1_i128 {
                     return Err(
@@ -4672,13 +4598,12 @@ impl Rig {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("has_humanoid"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.humanoid,
             (has_humanoid as i128) == 1_i128,
             "humanoid",
             "has_humanoid == 1",
         )? {
-            let __v = __val;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("humanoid"))?;
         }
         Ok(())
@@ -4843,30 +4768,25 @@ impl Humanoid {
             .map_err(|e| e.in_field("char_mesh_count"))?;
         let has_body_colors = self.has_body_colors;
         {
-            let __val = &self.rig_type;
-            let __v = __val;
+            let __v = &self.rig_type;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.shirt;
-            let __v = __val;
+            let __v = &self.shirt;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("shirt"))?;
         }
         {
-            let __val = &self.pants;
-            let __v = __val;
+            let __v = &self.pants;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("pants"))?;
         }
         {
-            let __val = &self.shirt_graphic;
-            let __v = __val;
+            let __v = &self.shirt_graphic;
             __v.write_to(__w)
                 .map_err(|e: __io::EncodeError| e.in_field("shirt_graphic"))?;
         }
         let __rule_has_body_colors: &'static str = "must be at most 1";
         {
-            let __val = &self.has_body_colors;
-            let __v = __val;
+            let __v = &self.has_body_colors;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 1_i128 {
                     return Err(
@@ -4904,8 +4824,7 @@ impl Humanoid {
             }
         }
         {
-            let __val = &char_mesh_count;
-            let __v = __val;
+            let __v = &char_mesh_count;
             __w.write_u8(*__v);
         }
         {
@@ -5205,32 +5124,10 @@ impl Part {
         __r.enter(__io::PathSeg::Field("kind"));
         let kind: PartKind = {
             let __v: PartKind = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            PartKind::from_i(__raw as i128)
-                                .ok_or_else(|| __io::DecodeError::new(
-                                    __at,
-                                    __io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "part_kind",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
+                __io::known(__r.offset(), __r.read_u8(), "part_kind", PartKind::from_i)
             }
                 .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         let union_key_index: ::std::option::Option<u16> = if kind == PartKind::Union {
@@ -5471,32 +5368,27 @@ impl Part {
         let has_special_mesh = self.has_special_mesh;
         let has_surface_appearance = self.has_surface_appearance;
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             __w.write_u8(__v.to_i() as u8);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.union_key_index,
             kind == PartKind::Union,
             "union_key_index",
             "kind == part_kind::union",
         )? {
-            let __v = __val;
             __w.write_u16le(*__v);
         }
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("name"))?;
         }
         {
-            let __val = &self.parent_path;
-            let __v = __val;
+            let __v = &self.parent_path;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("parent_path"))?;
         }
         {
-            let __val = &self.offset;
-            let __v = __val;
+            let __v = &self.offset;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("offset"))?;
         }
         {
@@ -5507,13 +5399,11 @@ impl Part {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.size;
-            let __v = __val;
+            let __v = &self.size;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("size"))?;
         }
         {
-            let __val = &self.color;
-            let __v = __val;
+            let __v = &self.color;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("color"))?;
         }
         {
@@ -5530,19 +5420,17 @@ impl Part {
             __b[10..11].copy_from_slice(&(self.surfaces[5]).to_le_bytes());
             __w.write_bytes(&__b);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.mesh,
             kind == PartKind::MeshPart,
             "mesh",
             "kind == part_kind::mesh_part",
         )? {
-            let __v = __val;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("mesh"))?;
         }
         let __rule_has_special_mesh: &'static str = "must be at most 1";
         {
-            let __val = &self.has_special_mesh;
-            let __v = __val;
+            let __v = &self.has_special_mesh;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 1_i128 {
                     return Err(
@@ -5557,20 +5445,18 @@ impl Part {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("has_special_mesh"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.special_mesh,
             (has_special_mesh as i128) == 1_i128,
             "special_mesh",
             "has_special_mesh == 1",
         )? {
-            let __v = __val;
             __v.write_to(__w)
                 .map_err(|e: __io::EncodeError| e.in_field("special_mesh"))?;
         }
         let __rule_has_surface_appearance: &'static str = "must be at most 1";
         {
-            let __val = &self.has_surface_appearance;
-            let __v = __val;
+            let __v = &self.has_surface_appearance;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 1_i128 {
                     return Err(
@@ -5585,19 +5471,17 @@ impl Part {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("has_surface_appearance"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.surface_appearance,
             (has_surface_appearance as i128) == 1_i128,
             "surface_appearance",
             "has_surface_appearance == 1",
         )? {
-            let __v = __val;
             __v.write_to(__w)
                 .map_err(|e: __io::EncodeError| e.in_field("surface_appearance"))?;
         }
         {
-            let __val = &decal_count;
-            let __v = __val;
+            let __v = &decal_count;
             __w.write_u8(*__v);
         }
         {
@@ -5608,8 +5492,7 @@ impl Part {
             }
         }
         {
-            let __val = &effect_count;
-            let __v = __val;
+            let __v = &effect_count;
             __w.write_u8(*__v);
         }
         {
@@ -5743,18 +5626,15 @@ impl MeshPartInfo {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.mesh_id;
-            let __v = __val;
+            let __v = &self.mesh_id;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("mesh_id"))?;
         }
         {
-            let __val = &self.texture_id;
-            let __v = __val;
+            let __v = &self.texture_id;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("texture_id"))?;
         }
         {
-            let __val = &self.mesh_size;
-            let __v = __val;
+            let __v = &self.mesh_size;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("mesh_size"))?;
         }
         Ok(())
@@ -5842,33 +5722,27 @@ impl SpecialMesh {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.mesh_type;
-            let __v = __val;
+            let __v = &self.mesh_type;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.mesh_id;
-            let __v = __val;
+            let __v = &self.mesh_id;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("mesh_id"))?;
         }
         {
-            let __val = &self.texture_id;
-            let __v = __val;
+            let __v = &self.texture_id;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("texture_id"))?;
         }
         {
-            let __val = &self.scale;
-            let __v = __val;
+            let __v = &self.scale;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("scale"))?;
         }
         {
-            let __val = &self.offset;
-            let __v = __val;
+            let __v = &self.offset;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("offset"))?;
         }
         {
-            let __val = &self.vertex_color;
-            let __v = __val;
+            let __v = &self.vertex_color;
             __v.write_to(__w)
                 .map_err(|e: __io::EncodeError| e.in_field("vertex_color"))?;
         }
@@ -5961,35 +5835,29 @@ impl SurfaceAppearance {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.color_map;
-            let __v = __val;
+            let __v = &self.color_map;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("color_map"))?;
         }
         {
-            let __val = &self.normal_map;
-            let __v = __val;
+            let __v = &self.normal_map;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("normal_map"))?;
         }
         {
-            let __val = &self.metalness_map;
-            let __v = __val;
+            let __v = &self.metalness_map;
             __v.write_to(__w)
                 .map_err(|e: __io::EncodeError| e.in_field("metalness_map"))?;
         }
         {
-            let __val = &self.roughness_map;
-            let __v = __val;
+            let __v = &self.roughness_map;
             __v.write_to(__w)
                 .map_err(|e: __io::EncodeError| e.in_field("roughness_map"))?;
         }
         {
-            let __val = &self.alpha_mode;
-            let __v = __val;
+            let __v = &self.alpha_mode;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.color;
-            let __v = __val;
+            let __v = &self.color;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("color"))?;
         }
         Ok(())
@@ -6174,8 +6042,7 @@ impl Decal {
         let is_texture = self.is_texture;
         let __rule_is_texture: &'static str = "must be at most 1";
         {
-            let __val = &self.is_texture;
-            let __v = __val;
+            let __v = &self.is_texture;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 1_i128 {
                     return Err(
@@ -6191,28 +6058,23 @@ impl Decal {
                 .map_err(|e: __io::EncodeError| e.in_field("is_texture"))?;
         }
         {
-            let __val = &self.face;
-            let __v = __val;
+            let __v = &self.face;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.texture;
-            let __v = __val;
+            let __v = &self.texture;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("texture"))?;
         }
         {
-            let __val = &self.transparency;
-            let __v = __val;
+            let __v = &self.transparency;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.color;
-            let __v = __val;
+            let __v = &self.color;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("color"))?;
         }
         {
-            let __val = &self.z_index;
-            let __v = __val;
+            let __v = &self.z_index;
             __w.write_u8(*__v);
         }
         if let ::std::option::Option::Some(__val) = __io::present(
@@ -6318,32 +6180,15 @@ impl Effect {
             __r.enter(__io::PathSeg::Field("class"));
             let class: EffectClass = {
                 let __v: EffectClass = {
-                    {
-                        let __at = __r.offset();
-                        match __r.read_u8() {
-                            Ok(__raw) => {
-                                EffectClass::from_i(__raw as i128)
-                                    .ok_or_else(|| __io::DecodeError::new(
-                                        __at,
-                                        __io::DecodeErrorKind::UnknownEnum {
-                                            enum_name: "effect_class",
-                                            value: __raw as i128,
-                                        },
-                                    ))
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
+                    __io::known(
+                        __r.offset(),
+                        __r.read_u8(),
+                        "effect_class",
+                        EffectClass::from_i,
+                    )
                 }
                     .map_err(|e| e.in_field("class"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
+                __r.leave_enum(__v.name(), __v.to_i());
                 __v
             };
             let parent_index: u8 = __r.leaf("parent_index", |__r| __r.read_u8())?;
@@ -6390,13 +6235,11 @@ impl Effect {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("name"))?;
         }
         {
-            let __val = &prop_count;
-            let __v = __val;
+            let __v = &prop_count;
             __w.write_u8(*__v);
         }
         {
@@ -6493,32 +6336,15 @@ impl EffectProp {
             __r.enter(__io::PathSeg::Field("tag"));
             let tag: ValueTag = {
                 let __v: ValueTag = {
-                    {
-                        let __at = __r.offset();
-                        match __r.read_u8() {
-                            Ok(__raw) => {
-                                ValueTag::from_i(__raw as i128)
-                                    .ok_or_else(|| __io::DecodeError::new(
-                                        __at,
-                                        __io::DecodeErrorKind::UnknownEnum {
-                                            enum_name: "value_tag",
-                                            value: __raw as i128,
-                                        },
-                                    ))
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
+                    __io::known(
+                        __r.offset(),
+                        __r.read_u8(),
+                        "value_tag",
+                        ValueTag::from_i,
+                    )
                 }
                     .map_err(|e| e.in_field("tag"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
+                __r.leave_enum(__v.name(), __v.to_i());
                 __v
             };
             (prop_index, tag)
@@ -6573,8 +6399,7 @@ impl EffectProp {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.value;
-            let __v = __val;
+            let __v = &self.value;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = tag.to_i();
@@ -6804,8 +6629,7 @@ impl F32Value {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.value;
-            let __v = __val;
+            let __v = &self.value;
             __w.write_f32le(*__v);
         }
         Ok(())
@@ -6969,8 +6793,7 @@ impl NumberSequence {
         let count: u8 = __io::fit(self.keys.len() as i128, "u8")
             .map_err(|e| e.in_field("count"))?;
         {
-            let __val = &count;
-            let __v = __val;
+            let __v = &count;
             __w.write_u8(*__v);
         }
         {
@@ -7153,8 +6976,7 @@ impl ColorSequence {
         let count: u8 = __io::fit(self.keys.len() as i128, "u8")
             .map_err(|e| e.in_field("count"))?;
         {
-            let __val = &count;
-            let __v = __val;
+            let __v = &count;
             __w.write_u8(*__v);
         }
         {
@@ -7224,13 +7046,11 @@ impl ColorKey {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.time;
-            let __v = __val;
+            let __v = &self.time;
             __w.write_f32le(*__v);
         }
         {
-            let __val = &self.color;
-            let __v = __val;
+            let __v = &self.color;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("color"))?;
         }
         Ok(())
@@ -7295,32 +7115,10 @@ impl Joint {
         __r.enter(__io::PathSeg::Field("kind"));
         let kind: JointKind = {
             let __v: JointKind = {
-                {
-                    let __at = __r.offset();
-                    match __r.read_u8() {
-                        Ok(__raw) => {
-                            JointKind::from_i(__raw as i128)
-                                .ok_or_else(|| __io::DecodeError::new(
-                                    __at,
-                                    __io::DecodeErrorKind::UnknownEnum {
-                                        enum_name: "joint_kind",
-                                        value: __raw as i128,
-                                    },
-                                ))
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
+                __io::known(__r.offset(), __r.read_u8(), "joint_kind", JointKind::from_i)
             }
                 .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         let name: Str16 = __r.node("name", Str16::read_from)?;
@@ -7362,23 +7160,19 @@ impl Joint {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let kind = self.kind;
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             __w.write_u8(__v.to_i() as u8);
         }
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("name"))?;
         }
         {
-            let __val = &self.holder_index;
-            let __v = __val;
+            let __v = &self.holder_index;
             __w.write_u16le(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = kind.to_i();
@@ -7550,13 +7344,11 @@ impl JointCframes {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.c0;
-            let __v = __val;
+            let __v = &self.c0;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("c0"))?;
         }
         {
-            let __val = &self.c1;
-            let __v = __val;
+            let __v = &self.c1;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("c1"))?;
         }
         Ok(())
@@ -7634,24 +7426,20 @@ impl JointAttachments {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.part0_index;
-            let __v = __val;
+            let __v = &self.part0_index;
             __w.write_u16le(*__v);
         }
         {
-            let __val = &self.attachment0_name;
-            let __v = __val;
+            let __v = &self.attachment0_name;
             __v.write_to(__w)
                 .map_err(|e: __io::EncodeError| e.in_field("attachment0_name"))?;
         }
         {
-            let __val = &self.part1_index;
-            let __v = __val;
+            let __v = &self.part1_index;
             __w.write_u16le(*__v);
         }
         {
-            let __val = &self.attachment1_name;
-            let __v = __val;
+            let __v = &self.attachment1_name;
             __v.write_to(__w)
                 .map_err(|e: __io::EncodeError| e.in_field("attachment1_name"))?;
         }
@@ -7758,8 +7546,7 @@ impl Cframe {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.pos;
-            let __v = __val;
+            let __v = &self.pos;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("pos"))?;
         }
         {

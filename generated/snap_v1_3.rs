@@ -409,13 +409,11 @@ impl Recording {
             )
             .map_err(|e| e.in_field("total_duration_ms"))?;
         {
-            let __val = &len_map_name;
-            let __v = __val;
+            let __v = &len_map_name;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.map_name;
-            let __v = __val;
+            let __v = &self.map_name;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != (len_map_name as i128) {
@@ -558,32 +556,15 @@ impl Frame {
             __r.enter(__io::PathSeg::Field("kind"));
             let kind: FrameKind = {
                 let __v: FrameKind = {
-                    {
-                        let __at = __r.offset();
-                        match __r.read_u8() {
-                            Ok(__raw) => {
-                                FrameKind::from_i(__raw as i128)
-                                    .ok_or_else(|| __io::DecodeError::new(
-                                        __at,
-                                        __io::DecodeErrorKind::UnknownEnum {
-                                            enum_name: "frame_kind",
-                                            value: __raw as i128,
-                                        },
-                                    ))
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
+                    __io::known(
+                        __r.offset(),
+                        __r.read_u8(),
+                        "frame_kind",
+                        FrameKind::from_i,
+                    )
                 }
                     .map_err(|e| e.in_field("kind"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
+                __r.leave_enum(__v.name(), __v.to_i());
                 __v
             };
             let dt_ms: u16 = __r.leaf("dt_ms", |__r| __r.read_u16le())?;
@@ -717,13 +698,12 @@ impl Frame {
             __b[1..3].copy_from_slice(&(self.dt_ms).to_le_bytes());
             __w.write_bytes(&__b);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.cframe,
             kind == FrameKind::Absolute,
             "cframe",
             "kind == frame_kind::absolute",
         )? {
-            let __v = __val;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("cframe"))?;
         }
         if let ::std::option::Option::Some(__val) = __io::present(

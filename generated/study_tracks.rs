@@ -159,32 +159,15 @@ impl StudyTracks {
             __r.enter(__io::PathSeg::Field("layout"));
             let layout: TrackLayout = {
                 let __v: TrackLayout = {
-                    {
-                        let __at = __r.offset();
-                        match __r.read_u8() {
-                            Ok(__raw) => {
-                                TrackLayout::from_i(__raw as i128)
-                                    .ok_or_else(|| __io::DecodeError::new(
-                                        __at,
-                                        __io::DecodeErrorKind::UnknownEnum {
-                                            enum_name: "track_layout",
-                                            value: __raw as i128,
-                                        },
-                                    ))
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
+                    __io::known(
+                        __r.offset(),
+                        __r.read_u8(),
+                        "track_layout",
+                        TrackLayout::from_i,
+                    )
                 }
                     .map_err(|e| e.in_field("layout"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
+                __r.leave_enum(__v.name(), __v.to_i());
                 __v
             };
             (_magic, layout)
@@ -223,8 +206,7 @@ impl StudyTracks {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = layout.to_i();
@@ -1129,13 +1111,12 @@ impl ScalarF32 {
             __b[2..4].copy_from_slice(&(self.num_keys).to_le_bytes());
             __w.write_bytes(&__b);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.constant_value,
             (num_keys as i128) == 1_i128,
             "constant_value",
             "num_keys == 1",
         )? {
-            let __v = __val;
             __w.write_f32le(*__v);
         }
         if let ::std::option::Option::Some(__val) = __io::present(
@@ -1414,31 +1395,28 @@ impl ScalarQ {
             __b[2..4].copy_from_slice(&(self.num_keys).to_le_bytes());
             __w.write_bytes(&__b);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.constant_half,
             (num_keys as i128) == 1_i128,
             "constant_half",
             "num_keys == 1",
         )? {
-            let __v = __val;
             __w.write_u16le(*__v);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.lo,
             (num_keys as i128) != 1_i128,
             "lo",
             "num_keys != 1",
         )? {
-            let __v = __val;
             __w.write_f32le(*__v);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.range,
             (num_keys as i128) != 1_i128,
             "range",
             "num_keys != 1",
         )? {
-            let __v = __val;
             __w.write_f32le(*__v);
         }
         if let ::std::option::Option::Some(__val) = __io::present(
@@ -2039,13 +2017,12 @@ impl RotationPacked {
             __b[2..4].copy_from_slice(&(self.num_keys).to_le_bytes());
             __w.write_bytes(&__b);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.constant_packed,
             (num_keys as i128) == 1_i128,
             "constant_packed",
             "num_keys == 1",
         )? {
-            let __v = __val;
             __w.write_u32le(*__v);
         }
         if let ::std::option::Option::Some(__val) = __io::present(

@@ -294,8 +294,7 @@ impl WorldSnapshot {
         __w.write_bytes(b"W");
         let __rule_flags: &'static str = "must be at most 1";
         {
-            let __val = &self.flags;
-            let __v = __val;
+            let __v = &self.flags;
             (|| -> Result<(), __io::EncodeError> {
                 if (*__v as i128) > 1_i128 {
                     return Err(
@@ -340,13 +339,12 @@ impl WorldSnapshot {
                     })?;
             }
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.records,
             (flags as i128) == 0_i128,
             "records",
             "flags == 0",
         )? {
-            let __v = __val;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != (bitstream_bytes as i128) {
@@ -368,13 +366,12 @@ impl WorldSnapshot {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("records"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.tlvs,
             (flags as i128) == 0_i128,
             "tlvs",
             "flags == 0",
         )? {
-            let __v = __val;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != (tlv_bytes as i128) {
@@ -396,13 +393,12 @@ impl WorldSnapshot {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("tlvs"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.zstd_body,
             (flags as i128) == 1_i128,
             "zstd_body",
             "flags == 1",
         )? {
-            let __v = __val;
             {
                 __w.write_bytes(__v);
             };
@@ -851,8 +847,7 @@ impl EntityRecord {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         __w.write_varint(self.origin_index);
         {
-            let __val = &self.blob;
-            let __v = __val;
+            let __v = &self.blob;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("blob"))?;
         }
         Ok(())
@@ -1620,13 +1615,12 @@ impl EntityBlob {
             __w.bit_run_put(&mut __run, u64::from(self.omega_present), 1);
             __w.end_bit_run(__run);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.generation,
             gen_present,
             "generation",
             "gen_present",
         )? {
-            let __v = __val;
             __w.write_bits_be(u64::from(*__v), 16u32)
                 .map_err(|e: __io::EncodeError| e.in_field("generation"))?;
         }
@@ -1644,13 +1638,12 @@ impl EntityBlob {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("type_index"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.faction_index,
             full,
             "faction_index",
             "full",
         )? {
-            let __v = __val;
             __w.write_bits_be(u64::from(*__v), 16u32)
                 .map_err(|e: __io::EncodeError| e.in_field("faction_index"))?;
         }
@@ -1724,8 +1717,7 @@ impl EntityBlob {
             }
             __io::unlikely();
             {
-                let __val = &self.pos_x;
-                let __v = __val;
+                let __v = &self.pos_x;
                 (|| -> Result<(), __io::EncodeError> {
                     {
                         let __code = ::statepack_runtime::bits::to_offset_binary(
@@ -1743,8 +1735,7 @@ impl EntityBlob {
                     .map_err(|e: __io::EncodeError| e.in_field("pos_x"))?;
             }
             {
-                let __val = &self.pos_y;
-                let __v = __val;
+                let __v = &self.pos_y;
                 (|| -> Result<(), __io::EncodeError> {
                     {
                         let __code = ::statepack_runtime::bits::to_offset_binary(
@@ -1762,8 +1753,7 @@ impl EntityBlob {
                     .map_err(|e: __io::EncodeError| e.in_field("pos_y"))?;
             }
             {
-                let __val = &self.pos_z;
-                let __v = __val;
+                let __v = &self.pos_z;
                 (|| -> Result<(), __io::EncodeError> {
                     {
                         let __code = ::statepack_runtime::bits::to_offset_binary(
@@ -1781,32 +1771,27 @@ impl EntityBlob {
                     .map_err(|e: __io::EncodeError| e.in_field("pos_z"))?;
             }
             {
-                let __val = &self.rot_dropped;
-                let __v = __val;
+                let __v = &self.rot_dropped;
                 __w.write_bits_be(u64::from(*__v), 2u32)
                     .map_err(|e: __io::EncodeError| e.in_field("rot_dropped"))?;
             }
             {
-                let __val = &self.rot_a;
-                let __v = __val;
+                let __v = &self.rot_a;
                 __w.write_bits_be(u64::from(*__v), 10u32)
                     .map_err(|e: __io::EncodeError| e.in_field("rot_a"))?;
             }
             {
-                let __val = &self.rot_b;
-                let __v = __val;
+                let __v = &self.rot_b;
                 __w.write_bits_be(u64::from(*__v), 10u32)
                     .map_err(|e: __io::EncodeError| e.in_field("rot_b"))?;
             }
             {
-                let __val = &self.rot_c;
-                let __v = __val;
+                let __v = &self.rot_c;
                 __w.write_bits_be(u64::from(*__v), 10u32)
                     .map_err(|e: __io::EncodeError| e.in_field("rot_c"))?;
             }
             {
-                let __val = &self.vel_x;
-                let __v = __val;
+                let __v = &self.vel_x;
                 (|| -> Result<(), __io::EncodeError> {
                     {
                         let __code = ::statepack_runtime::bits::to_offset_binary(
@@ -1824,8 +1809,7 @@ impl EntityBlob {
                     .map_err(|e: __io::EncodeError| e.in_field("vel_x"))?;
             }
             {
-                let __val = &self.vel_y;
-                let __v = __val;
+                let __v = &self.vel_y;
                 (|| -> Result<(), __io::EncodeError> {
                     {
                         let __code = ::statepack_runtime::bits::to_offset_binary(
@@ -1843,8 +1827,7 @@ impl EntityBlob {
                     .map_err(|e: __io::EncodeError| e.in_field("vel_y"))?;
             }
             {
-                let __val = &self.vel_z;
-                let __v = __val;
+                let __v = &self.vel_z;
                 (|| -> Result<(), __io::EncodeError> {
                     {
                         let __code = ::statepack_runtime::bits::to_offset_binary(
@@ -1862,13 +1845,12 @@ impl EntityBlob {
                     .map_err(|e: __io::EncodeError| e.in_field("vel_z"))?;
             }
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.omega_x,
             omega_present,
             "omega_x",
             "omega_present",
         )? {
-            let __v = __val;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __code = ::statepack_runtime::bits::to_offset_binary(
@@ -1885,13 +1867,12 @@ impl EntityBlob {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("omega_x"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.omega_y,
             omega_present,
             "omega_y",
             "omega_present",
         )? {
-            let __v = __val;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __code = ::statepack_runtime::bits::to_offset_binary(
@@ -1908,13 +1889,12 @@ impl EntityBlob {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("omega_y"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.omega_z,
             omega_present,
             "omega_z",
             "omega_present",
         )? {
-            let __v = __val;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __code = ::statepack_runtime::bits::to_offset_binary(
@@ -1931,53 +1911,48 @@ impl EntityBlob {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("omega_z"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.selected_station,
             omega_present,
             "selected_station",
             "omega_present",
         )? {
-            let __v = __val;
             __w.write_bits_be(u64::from(*__v), 8u32)
                 .map_err(|e: __io::EncodeError| e.in_field("selected_station"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.station_rounds,
             omega_present,
             "station_rounds",
             "omega_present",
         )? {
-            let __v = __val;
             __w.write_bits_be(u64::from(*__v), 16u32)
                 .map_err(|e: __io::EncodeError| e.in_field("station_rounds"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.weapon_flags,
             omega_present,
             "weapon_flags",
             "omega_present",
         )? {
-            let __v = __val;
             __w.write_bits_be(u64::from(*__v), 8u32)
                 .map_err(|e: __io::EncodeError| e.in_field("weapon_flags"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.payload_mass_kg,
             omega_present,
             "payload_mass_kg",
             "omega_present",
         )? {
-            let __v = __val;
             __w.write_bits_be(u64::from(*__v), 16u32)
                 .map_err(|e: __io::EncodeError| e.in_field("payload_mass_kg"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.payload_cd0,
             omega_present,
             "payload_cd0",
             "omega_present",
         )? {
-            let __v = __val;
             __w.write_bits_be(u64::from(*__v), 16u32)
                 .map_err(|e: __io::EncodeError| e.in_field("payload_cd0"))?;
         }
@@ -2011,46 +1986,39 @@ impl EntityBlob {
             }
             __io::unlikely();
             {
-                let __val = &self.damage_level;
-                let __v = __val;
+                let __v = &self.damage_level;
                 __w.write_bits_be(u64::from(*__v), 3u32)
                     .map_err(|e: __io::EncodeError| e.in_field("damage_level"))?;
             }
             {
-                let __val = &self.engine_fail_flags;
-                let __v = __val;
+                let __v = &self.engine_fail_flags;
                 __w.write_bits_be(u64::from(*__v), 5u32)
                     .map_err(|e: __io::EncodeError| e.in_field("engine_fail_flags"))?;
             }
             {
-                let __val = &self.throttle_pct;
-                let __v = __val;
+                let __v = &self.throttle_pct;
                 __w.write_bits_be(u64::from(*__v), 7u32)
                     .map_err(|e: __io::EncodeError| e.in_field("throttle_pct"))?;
             }
             {
-                let __val = &self.fuel_pct;
-                let __v = __val;
+                let __v = &self.fuel_pct;
                 __w.write_bits_be(u64::from(*__v), 7u32)
                     .map_err(|e: __io::EncodeError| e.in_field("fuel_pct"))?;
             }
             {
-                let __val = &self.ab_engaged;
-                let __v = __val;
+                let __v = &self.ab_engaged;
                 __w.write_bits_be(u64::from(*__v), 1)
                     .map_err(|e: __io::EncodeError| e.in_field("ab_engaged"))?;
             }
             {
-                let __val = &self.player_owned;
-                let __v = __val;
+                let __v = &self.player_owned;
                 __w.write_bits_be(u64::from(*__v), 1)
                     .map_err(|e: __io::EncodeError| e.in_field("player_owned"))?;
             }
         }
         __w.align_to_byte();
         {
-            let __val = &self.align;
-            let __v = __val;
+            let __v = &self.align;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != 0_i128 {
@@ -2473,13 +2441,12 @@ impl Tlv {
             __b[1..3].copy_from_slice(&(self.len).to_le_bytes());
             __w.write_bytes(&__b);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.despawn,
             (tlv_type as i128) == 1_i128,
             "despawn",
             "tlv_type == 1",
         )? {
-            let __v = __val;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != (len as i128) {
@@ -2500,13 +2467,12 @@ impl Tlv {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("despawn"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.value,
             (tlv_type as i128) != 1_i128,
             "value",
             "tlv_type != 1",
         )? {
-            let __v = __val;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != (len as i128) {

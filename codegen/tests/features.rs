@@ -292,7 +292,7 @@ fn switch_on_enum_and_integer_with_default() {
     assert_eq!(item_in_impl(&f, "SwitchDemo", "MIN_LEN"), "14");
     has(
         &item_in_impl(&f, "Line", "read_from"),
-        "Point::read_from(__r)",
+        "__r.node(\"a\", Point::read_from)?",
     );
     has(&item_in_impl(&f, "Point", "read_from"), "__r.read_f32be()");
     has(
@@ -373,7 +373,10 @@ fn sizes_substreams_and_strings() {
         &write,
         "a zero-terminated string cannot contain a zero byte",
     );
-    has(&item_in_impl(&f, "Sizes", "encoded_len"), "__v.len() + 1");
+    has(
+        &item_in_impl(&f, "Sizes", "encoded_len"),
+        "self.label.len() + 1",
+    );
     // Strings and bytes may be empty; the derived lengths take their bytes.
     assert_eq!(item_in_impl(&f, "Sizes", "MIN_LEN"), "10");
 }
@@ -609,8 +612,10 @@ fn enums_at_the_edges_of_their_types() {
     );
     assert_eq!(member_type(&f, "EnumsDemo", "temperature"), "Temperature");
     let read = item_in_impl(&f, "EnumsDemo", "read_from");
-    has(&read, "Temperature::from_i(__raw as i128)");
-    has(&read, "UnknownEnum");
+    has(
+        &read,
+        "__io::known(__r.offset(), __r.read_i8(), \"temperature\", Temperature::from_i)",
+    );
     has(&read, "__r.read_u64le()");
     has(&read, "(temperature == Temperature::Hot)");
     has(

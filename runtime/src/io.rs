@@ -1046,6 +1046,12 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         Ok(v)
     }
 
+    /// Tells the tracer the innermost field, an enum value (`name (value)`), ends here.
+    #[inline(always)]
+    pub fn leave_enum(&mut self, name: &'static str, value: i128) {
+        self.leave(Some(&TraceValue::Enum { name, value }));
+    }
+
     /// Reads field `name` with `read` and traces it as one node without a value of its own
     /// (enter, read, leave): the read of a user type, a switch or a list in generated code.
     ///
@@ -1767,6 +1773,22 @@ macro_rules! write_prim {
 #[cold]
 #[inline(never)]
 pub fn unlikely() {}
+
+/// The value of a closed enum read as the integer `raw` at `offset`: `from_i`'s value.
+///
+/// Errors: `raw`'s error; [`DecodeErrorKind::UnknownEnum`] (enum `enum_name`) at `offset`
+/// for an integer the enum does not list.
+#[inline(always)]
+pub fn known<E, I: Into<i128>>(
+    offset: u64,
+    raw: Result<I, DecodeError>,
+    enum_name: &'static str,
+    from_i: impl FnOnce(i128) -> Option<E>,
+) -> Result<E, DecodeError> {
+    let value = raw?.into();
+    from_i(value)
+        .ok_or_else(|| DecodeError::new(offset, DecodeErrorKind::UnknownEnum { enum_name, value }))
+}
 
 /// The value of an optional field to write: `Some` when its `if` condition holds (`holds`)
 /// and the value is there, `None` when neither.

@@ -109,13 +109,7 @@ impl Emitter<'_> {
                     }
                     Some(e) => {
                         let ei = type_ident(e);
-                        quote! {{
-                            let __at = __r.offset();
-                            match #m {
-                                Ok(__raw) => #ei::from_i(__raw as i128).ok_or_else(|| __io::DecodeError::new(__at, __io::DecodeErrorKind::UnknownEnum { enum_name: #e, value: __raw as i128 })),
-                                Err(e) => Err(e),
-                            }
-                        }}
+                        quote!(__io::known(__r.offset(), #m, #e, #ei::from_i))
                     }
                 }
             }
@@ -138,13 +132,7 @@ impl Emitter<'_> {
                 if self.open_enums.contains(e) && !f.strict {
                     quote!(__r.#m(#w).map(|__raw| #ei::from_i_open(__raw as i128)))
                 } else {
-                    quote! {{
-                        let __at = __r.offset();
-                        match __r.#m(#w) {
-                            Ok(__raw) => #ei::from_i(__raw as i128).ok_or_else(|| __io::DecodeError::new(__at, __io::DecodeErrorKind::UnknownEnum { enum_name: #e, value: __raw as i128 })),
-                            Err(e) => Err(e),
-                        }
-                    }}
+                    quote!(__io::known(__r.offset(), __r.#m(#w), #e, #ei::from_i))
                 }
             }
             FieldKind::Bits {

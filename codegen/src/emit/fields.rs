@@ -45,7 +45,7 @@ fn trace_leave(f: &Field, is_leaf: bool) -> TokenStream {
         }
     ) {
         // Enum values are traced by their schema name and stored integer.
-        quote!(__r.leave(Some(&__io::TraceValue::Enum { name: __v.name(), value: __v.to_i() }));)
+        quote!(__r.leave_enum(__v.name(), __v.to_i());)
     } else if let FieldKind::Bits {
         width,
         offset_binary,
@@ -898,18 +898,16 @@ impl Emitter<'_> {
                 }
             }
             // A write that cannot fail needs no closure to name the field in its error.
+            // A single value is bound as `__v` by the statement around (below).
             Repeat::None if valid_w_none && infallible(&elem_write) => quote! {
-                let __v = __val;
                 #elem_write;
             },
             Repeat::None => match single_try(&elem_write).filter(|_| valid_w_none) {
                 // One fallible call: its error is named without a closure.
                 Some(call) => quote! {
-                    let __v = __val;
                     #call #wrap_w_field;
                 },
                 None => quote! {
-                    let __v = __val;
                     (|| -> Result<(), __io::EncodeError> { #one_write })() #wrap_w_field;
                 },
             },
@@ -994,6 +992,12 @@ impl Emitter<'_> {
             }
         };
         let cond_src = f.cond.as_ref().map(|c| c.src.clone()).unwrap_or_default();
+        // The value written: a single value is the element (`__v`), a list `__val`.
+        let binder = if matches!(f.repeat, Repeat::None) && !f.varint {
+            quote!(__v)
+        } else {
+            quote!(__val)
+        };
         let write_stmt = match (&cond_w, is_contents) {
             (_, true) => {
                 let FieldKind::Contents(bytes) = &f.kind else {
@@ -1003,12 +1007,12 @@ impl Emitter<'_> {
                 quote!(__w.write_bytes(#b);)
             }
             (Some(c), _) => quote! {
-                if let ::std::option::Option::Some(__val) = __io::present(&#src, #c, #fid, #cond_src)? {
+                if let ::std::option::Option::Some(#binder) = __io::present(&#src, #c, #fid, #cond_src)? {
                     #body_write
                 }
             },
             (None, _) => quote! {
-                { let __val = &#src; #body_write }
+                { let #binder = &#src; #body_write }
             },
         };
         if let Some(at) = &f.at {

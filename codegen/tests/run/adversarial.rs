@@ -239,8 +239,7 @@ impl Adversarial {
         let body_len: u8 = __io::fit(__produced_body.len() as i128, "u8")
             .map_err(|e| e.in_field("body_len"))?;
         {
-            let __val = &count;
-            let __v = __val;
+            let __v = &count;
             __w.write_u32le(*__v);
         }
         {
@@ -253,23 +252,19 @@ impl Adversarial {
             }
         }
         {
-            let __val = &self.node_ofs;
-            let __v = __val;
+            let __v = &self.node_ofs;
             __w.write_u16le(*__v);
         }
         {
-            let __val = &self.tree;
-            let __v = __val;
+            let __v = &self.tree;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("tree"))?;
         }
         {
-            let __val = &body_len;
-            let __v = __val;
+            let __v = &body_len;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             __w.write_bytes(&__produced_body);
         }
         {
@@ -306,13 +301,12 @@ impl Adversarial {
                 .map_err(|e| e.in_field("node"))?;
             {
                 let __w = &mut __tw;
-                if let ::std::option::Option::Some(__val) = __io::present(
+                if let ::std::option::Option::Some(__v) = __io::present(
                     &self.node,
                     (node_ofs as i128) != 65535_i128,
                     "node",
                     "node_ofs != 0xffff",
                 )? {
-                    let __v = __val;
                     __v.write_to(__w)
                         .map_err(|e: __io::EncodeError| e.in_field("node"))?;
                 }
@@ -562,13 +556,12 @@ impl Node {
                 .map_err(|e| e.in_field("next"))?;
             {
                 let __w = &mut __tw;
-                if let ::std::option::Option::Some(__val) = __io::present(
+                if let ::std::option::Option::Some(__v) = __io::present(
                     &self.next,
                     (next_ofs as i128) != 0_i128,
                     "next",
                     "next_ofs != 0",
                 )? {
-                    let __v = __val;
                     __v.write_to(__w)
                         .map_err(|e: __io::EncodeError| e.in_field("next"))?;
                 }
@@ -653,8 +646,7 @@ impl Tree {
         let kids: u8 = __io::fit(self.children.len() as i128, "u8")
             .map_err(|e| e.in_field("kids"))?;
         {
-            let __val = &kids;
-            let __v = __val;
+            let __v = &kids;
             __w.write_u8(*__v);
         }
         {

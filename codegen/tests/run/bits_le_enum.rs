@@ -159,14 +159,7 @@ impl BitsLeEnum {
                 __r.read_bits_le(3u32).map(|__raw| Mode::from_i_open(__raw as i128))
             }
                 .map_err(|e| e.in_field("mode"))?;
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         let level: u8 = __r
@@ -187,8 +180,7 @@ impl BitsLeEnum {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.mode;
-            let __v = __val;
+            let __v = &self.mode;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_bits_le(
                     __io::fit::<u64>(__v.to_i(), "this bit field")?,
@@ -199,20 +191,17 @@ impl BitsLeEnum {
                 .map_err(|e: __io::EncodeError| e.in_field("mode"))?;
         }
         {
-            let __val = &self.level;
-            let __v = __val;
+            let __v = &self.level;
             __w.write_bits_le(u64::from(*__v), 5u32)
                 .map_err(|e: __io::EncodeError| e.in_field("level"))?;
         }
         __w.align_to_byte_with(self.__pad_after);
         {
-            let __val = &self.after;
-            let __v = __val;
+            let __v = &self.after;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.inner;
-            let __v = __val;
+            let __v = &self.inner;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("inner"))?;
         }
         Ok(())
@@ -383,14 +372,12 @@ impl BeBits {
             }
             __io::unlikely();
             {
-                let __val = &self.hi;
-                let __v = __val;
+                let __v = &self.hi;
                 __w.write_bits_be(u64::from(*__v), 4u32)
                     .map_err(|e: __io::EncodeError| e.in_field("hi"))?;
             }
             {
-                let __val = &self.lo;
-                let __v = __val;
+                let __v = &self.lo;
                 __w.write_bits_be(u64::from(*__v), 4u32)
                     .map_err(|e: __io::EncodeError| e.in_field("lo"))?;
             }

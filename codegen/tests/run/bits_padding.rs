@@ -103,20 +103,17 @@ impl BitsPadding {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.flags;
-            let __v = __val;
+            let __v = &self.flags;
             __w.write_bits_be(u64::from(*__v), 3u32)
                 .map_err(|e: __io::EncodeError| e.in_field("flags"))?;
         }
         __w.align_to_byte_with(self.__pad_byte);
         {
-            let __val = &self.byte;
-            let __v = __val;
+            let __v = &self.byte;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.inner;
-            let __v = __val;
+            let __v = &self.inner;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != 1_i128 {
@@ -138,8 +135,7 @@ impl BitsPadding {
                 .map_err(|e: __io::EncodeError| e.in_field("inner"))?;
         }
         {
-            let __val = &self.last;
-            let __v = __val;
+            let __v = &self.last;
             __w.write_bits_be(u64::from(*__v), 2u32)
                 .map_err(|e: __io::EncodeError| e.in_field("last"))?;
         }
@@ -309,8 +305,7 @@ impl ThreeBits {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.v;
-            let __v = __val;
+            let __v = &self.v;
             __w.write_bits_be(u64::from(*__v), 3u32)
                 .map_err(|e: __io::EncodeError| e.in_field("v"))?;
         }

@@ -67,13 +67,12 @@ impl ContentsCast {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let magic: &::std::vec::Vec<u8> = &::std::vec::Vec::from(b"CC");
         __w.write_bytes(b"CC");
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.body,
             (magic.len() as i128) == 2_i128,
             "body",
             "magic.size == 2",
         )? {
-            let __v = __val;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != 1_i128 {
@@ -91,8 +90,7 @@ impl ContentsCast {
                 .map_err(|e: __io::EncodeError| e.in_field("body"))?;
         }
         {
-            let __val = &self.given;
-            let __v = __val;
+            let __v = &self.given;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if __v.nums[..] != (::std::vec::Vec::from([7_i128, 300_i128]))[..] {
@@ -247,14 +245,13 @@ impl TakesList {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let nums = &self.nums;
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.first,
             (*__io::expr_at(&nums[..], 1_i128).map_err(__io::ExprError::encode)? as i128)
                 == 300_i128,
             "first",
             "nums[1] == 300",
         )? {
-            let __v = __val;
             __w.write_u8(*__v);
         }
         Ok(())

@@ -187,8 +187,7 @@ impl Context {
         let sizes = &self.sizes;
         let kind = self.kind;
         {
-            let __val = &self.header;
-            let __v = __val;
+            let __v = &self.header;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("header"))?;
         }
         {
@@ -198,8 +197,7 @@ impl Context {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.index;
-            let __v = __val;
+            let __v = &self.index;
             __v.write_with_context(
                     __w,
                     header.count as i128,
@@ -212,13 +210,11 @@ impl Context {
                 .map_err(|e: __io::EncodeError| e.in_field("index"))?;
         }
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = kind as i128;
@@ -262,8 +258,7 @@ impl Context {
                 .map_err(|e: __io::EncodeError| e.in_field("body"))?;
         }
         {
-            let __val = &self.mediator;
-            let __v = __val;
+            let __v = &self.mediator;
             __v.write_with_context(
                     __w,
                     &(sizes
@@ -274,13 +269,11 @@ impl Context {
                 .map_err(|e: __io::EncodeError| e.in_field("mediator"))?;
         }
         {
-            let __val = &self.orphan;
-            let __v = __val;
+            let __v = &self.orphan;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("orphan"))?;
         }
         {
-            let __val = &self.holder;
-            let __v = __val;
+            let __v = &self.holder;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if __v.head != header.clone() {
@@ -320,8 +313,7 @@ impl Context {
                 .map_err(|e: __io::EncodeError| e.in_field("holder"))?;
         }
         {
-            let __val = &self.picked;
-            let __v = __val;
+            let __v = &self.picked;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = kind as i128;
@@ -595,8 +587,7 @@ impl Counted {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let n = self.n;
         {
-            let __val = &self.data;
-            let __v = __val;
+            let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != n {
@@ -972,8 +963,7 @@ impl Entry {
         __ctx_root_sizes: &::std::vec::Vec<i128>,
     ) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if !__v.is_ascii() {
@@ -1000,8 +990,7 @@ impl Entry {
                 .map_err(|e: __io::EncodeError| e.in_field("name"))?;
         }
         {
-            let __val = &self.extra;
-            let __v = __val;
+            let __v = &self.extra;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128)
@@ -1113,8 +1102,7 @@ impl Tagged {
         __ctx_parent_header_name_len: i128,
     ) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.tag;
-            let __v = __val;
+            let __v = &self.tag;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != __ctx_parent_header_name_len {
@@ -1185,8 +1173,7 @@ impl Plain {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.byte;
-            let __v = __val;
+            let __v = &self.byte;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -1272,8 +1259,7 @@ impl Mediator {
         __ctx_parent_sizes: &::std::vec::Vec<i128>,
     ) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.child;
-            let __v = __val;
+            let __v = &self.child;
             __v.write_with_context(__w, __ctx_parent_sizes)
                 .map_err(|e: __io::EncodeError| e.in_field("child"))?;
         }
@@ -1372,8 +1358,7 @@ impl SizedByParent {
         __ctx_parent_sizes: &::std::vec::Vec<i128>,
     ) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.data;
-            let __v = __val;
+            let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128)
@@ -1450,8 +1435,7 @@ impl Orphan {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.byte;
-            let __v = __val;
+            let __v = &self.byte;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -1526,8 +1510,7 @@ impl Holder {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let lens = &self.lens;
         {
-            let __val = &self.first;
-            let __v = __val;
+            let __v = &self.first;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128)

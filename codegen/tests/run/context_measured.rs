@@ -123,18 +123,15 @@ impl ContextMeasured {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             __w.write_bytes(&__measured_body);
         }
         {
-            let __val = &self.tail_len;
-            let __v = __val;
+            let __v = &self.tail_len;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.tail;
-            let __v = __val;
+            let __v = &self.tail;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __b = {
@@ -352,8 +349,7 @@ impl Body {
         __ctx_parent_n: i128,
     ) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __b = __io::encode_str(__v, "ISO-8859-1")?;
@@ -373,8 +369,7 @@ impl Body {
                 .map_err(|e: __io::EncodeError| e.in_field("name"))?;
         }
         {
-            let __val = &self.data;
-            let __v = __val;
+            let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != __ctx_parent_n {

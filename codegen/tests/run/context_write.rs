@@ -230,8 +230,7 @@ impl ContextWrite {
         let sizes = &self.sizes;
         let kind = self.kind;
         {
-            let __val = &self.header;
-            let __v = __val;
+            let __v = &self.header;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("header"))?;
         }
         {
@@ -241,8 +240,7 @@ impl ContextWrite {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.index;
-            let __v = __val;
+            let __v = &self.index;
             __v.write_with_context(
                     __w,
                     header.count as i128,
@@ -256,13 +254,11 @@ impl ContextWrite {
                 .map_err(|e: __io::EncodeError| e.in_field("index"))?;
         }
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = kind as i128;
@@ -306,8 +302,7 @@ impl ContextWrite {
                 .map_err(|e: __io::EncodeError| e.in_field("body"))?;
         }
         {
-            let __val = &self.packed;
-            let __v = __val;
+            let __v = &self.packed;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let mut __sw = __io::ByteWriter::new();
@@ -853,8 +848,7 @@ impl Entry {
         __ctx_root_header_flags: i128,
     ) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if !__v.is_ascii() {
@@ -881,8 +875,7 @@ impl Entry {
                 .map_err(|e: __io::EncodeError| e.in_field("name"))?;
         }
         {
-            let __val = &self.extra;
-            let __v = __val;
+            let __v = &self.extra;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128)
@@ -907,8 +900,7 @@ impl Entry {
                 .map_err(|e: __io::EncodeError| e.in_field("extra"))?;
         }
         {
-            let __val = &self.deep;
-            let __v = __val;
+            let __v = &self.deep;
             __v.write_with_context(__w, __ctx_root_header_flags)
                 .map_err(|e: __io::EncodeError| e.in_field("deep"))?;
         }
@@ -1001,13 +993,12 @@ impl Deep {
         __w: &mut __io::ByteWriter,
         __ctx_root_header_flags: i128,
     ) -> Result<(), __io::EncodeError> {
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.mark,
             __ctx_root_header_flags == 1_i128,
             "mark",
             "_root.header.flags == 1",
         )? {
-            let __v = __val;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -1114,8 +1105,7 @@ impl Tagged {
         __ctx_parent_header_name_len: i128,
     ) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.tag;
-            let __v = __val;
+            let __v = &self.tag;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != __ctx_parent_header_name_len {
@@ -1188,8 +1178,7 @@ impl Plain {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.byte;
-            let __v = __val;
+            let __v = &self.byte;
             __w.write_u8(*__v);
         }
         Ok(())

@@ -149,13 +149,11 @@ impl CustomProcess {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let key = self.key;
         {
-            let __val = &self.key;
-            let __v = __val;
+            let __v = &self.key;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.shifted;
-            let __v = __val;
+            let __v = &self.shifted;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __d: &[u8] = &__v[..];
@@ -182,8 +180,7 @@ impl CustomProcess {
                 .map_err(|e: __io::EncodeError| e.in_field("shifted"))?;
         }
         {
-            let __val = &self.framed;
-            let __v = __val;
+            let __v = &self.framed;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __d: &[u8] = &__v[..];

@@ -82,8 +82,7 @@ impl DataOperands {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.piece;
-            let __v = __val;
+            let __v = &self.piece;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128)

@@ -70,17 +70,15 @@ impl DefaultType {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let more = self.more;
         {
-            let __val = &self.more;
-            let __v = __val;
+            let __v = &self.more;
             __w.write_u8(*__v);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.next,
             (more as i128) != 0_i128,
             "next",
             "more != 0",
         )? {
-            let __v = __val;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("next"))?;
         }
         Ok(())

@@ -182,8 +182,7 @@ impl Described {
         let count: u8 = __io::fit(self.names.len() as i128, "u8")
             .map_err(|e| e.in_field("count"))?;
         {
-            let __val = &self.addr;
-            let __v = __val;
+            let __v = &self.addr;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("addr"))?;
         }
         {
@@ -484,14 +483,7 @@ impl Name {
                 __r.read_u8().map(|__raw| Kind::from_i_open(__raw as i128))
             }
                 .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         Ok(Self { text, kind })
@@ -499,8 +491,7 @@ impl Name {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.text;
-            let __v = __val;
+            let __v = &self.text;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if !__v.is_ascii() {
@@ -527,8 +518,7 @@ impl Name {
                 .map_err(|e: __io::EncodeError| e.in_field("text"))?;
         }
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_u8(__io::fit::<u8>(__v.to_i(), "u8")?);
                 Ok(())

@@ -235,8 +235,7 @@ impl Doc {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let indicator = &self.indicator;
         {
-            let __val = &self.indicator;
-            let __v = __val;
+            let __v = &self.indicator;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != 2_i128 {
@@ -254,8 +253,7 @@ impl Doc {
                 .map_err(|e: __io::EncodeError| e.in_field("indicator"))?;
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             __v.write_with_context(__w, &(AsRef::<[u8]>::as_ref(&indicator).to_vec()))
                 .map_err(|e: __io::EncodeError| e.in_field("body"))?;
         }
@@ -438,18 +436,15 @@ impl DocBody {
             }
         };
         {
-            let __val = &self.len;
-            let __v = __val;
+            let __v = &self.len;
             (if __is_le { __w.write_u16le(*__v) } else { __w.write_u16be(*__v) });
         }
         {
-            let __val = &self.fixed_be;
-            let __v = __val;
+            let __v = &self.fixed_be;
             __w.write_u16be(*__v);
         }
         {
-            let __val = &self.inner;
-            let __v = __val;
+            let __v = &self.inner;
             __v.write_with_context(__w, __is_le)
                 .map_err(|e: __io::EncodeError| e.in_field("inner"))?;
         }
@@ -461,8 +456,7 @@ impl DocBody {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.at_two;
-                    let __v = __val;
+                    let __v = &self.at_two;
                     (if __is_le {
                         __w.write_u16le(*__v)
                     } else {
@@ -569,13 +563,11 @@ impl DocBodyInner {
         __is_le: bool,
     ) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.value;
-            let __v = __val;
+            let __v = &self.value;
             (if __is_le { __w.write_i32le(*__v) } else { __w.write_i32be(*__v) });
         }
         {
-            let __val = &self.ratio;
-            let __v = __val;
+            let __v = &self.ratio;
             (if __is_le { __w.write_f32le(*__v) } else { __w.write_f32be(*__v) });
         }
         Ok(())
@@ -646,8 +638,7 @@ impl Flagged {
         };
         let __is_le: bool = __order.unwrap_or(true);
         {
-            let __val = &self.word;
-            let __v = __val;
+            let __v = &self.word;
             (if __is_le { __w.write_u16le(*__v) } else { __w.write_u16be(*__v) });
         }
         Ok(())

@@ -144,8 +144,7 @@ impl ExprMethods {
         let n: u8 = __io::fit(self.words.len() as i128, "u8")
             .map_err(|e| e.in_field("n"))?;
         {
-            let __val = &n;
-            let __v = __val;
+            let __v = &n;
             __w.write_u8(*__v);
         }
         {
@@ -155,8 +154,7 @@ impl ExprMethods {
             }
         }
         {
-            let __val = &self.raw;
-            let __v = __val;
+            let __v = &self.raw;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != 3_i128 {
@@ -174,8 +172,7 @@ impl ExprMethods {
                 .map_err(|e: __io::EncodeError| e.in_field("raw"))?;
         }
         {
-            let __val = &self.digits;
-            let __v = __val;
+            let __v = &self.digits;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if !__v.is_ascii() {
@@ -232,22 +229,20 @@ impl ExprMethods {
                     .map_err(|e: __io::EncodeError| e.in_index(__i).in_field("ops"))?;
             }
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.tail,
             (n as i128) > 1_i128,
             "tail",
             "n > 1",
         )? {
-            let __v = __val;
             __w.write_u8(*__v);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.tail_block,
             (n as i128) > 1_i128,
             "tail_block",
             "n > 1",
         )? {
-            let __v = __val;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("tail_block"))?;
         }
         Ok(())
@@ -1301,13 +1296,11 @@ impl Op {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let code = self.code;
         {
-            let __val = &self.code;
-            let __v = __val;
+            let __v = &self.code;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = code as i128;
@@ -1445,8 +1438,7 @@ impl OpWord {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.w;
-            let __v = __val;
+            let __v = &self.w;
             __w.write_u16le(*__v);
         }
         Ok(())

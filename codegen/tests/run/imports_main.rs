@@ -133,18 +133,15 @@ impl ImportsMain {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let count = self.count;
         {
-            let __val = &self.head;
-            let __v = __val;
+            let __v = &self.head;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("head"))?;
         }
         {
-            let __val = &self.count;
-            let __v = __val;
+            let __v = &self.count;
             __w.write_u16le(*__v);
         }
         {
-            let __val = &self.blob;
-            let __v = __val;
+            let __v = &self.blob;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if __v.len != (count as i128).wrapping_sub(1_i128) {
@@ -328,14 +325,7 @@ impl ImportsLib {
                     __r.read_u8().map(|__raw| ImportsLibKind::from_i_open(__raw as i128))
                 }
                     .map_err(|e| e.in_field("kind"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
+                __r.leave_enum(__v.name(), __v.to_i());
                 __v
             };
             let value: u16 = __r.leaf("value", |__r| __r.read_u16be())?;
@@ -347,8 +337,7 @@ impl ImportsLib {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_u8(__io::fit::<u8>(__v.to_i(), "u8")?);
                 Ok(())
@@ -356,13 +345,11 @@ impl ImportsLib {
                 .map_err(|e: __io::EncodeError| e.in_field("kind"))?;
         }
         {
-            let __val = &self.value;
-            let __v = __val;
+            let __v = &self.value;
             __w.write_u16be(*__v);
         }
         {
-            let __val = &self.extra;
-            let __v = __val;
+            let __v = &self.extra;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("extra"))?;
         }
         Ok(())
@@ -420,8 +407,7 @@ impl ImportsLibMore {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.flag;
-            let __v = __val;
+            let __v = &self.flag;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -477,8 +463,7 @@ impl SizedBlob {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let len = self.len;
         {
-            let __val = &self.data;
-            let __v = __val;
+            let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != len {

@@ -81,13 +81,11 @@ impl InstanceNoPos {
         let len_body: u8 = __io::fit(self.body.len() as i128, "u8")
             .map_err(|e| e.in_field("len_body"))?;
         {
-            let __val = &len_body;
-            let __v = __val;
+            let __v = &len_body;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != (len_body as i128) {
@@ -113,8 +111,7 @@ impl InstanceNoPos {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.trailer;
-                    let __v = __val;
+                    let __v = &self.trailer;
                     __v.write_to(__w)
                         .map_err(|e: __io::EncodeError| e.in_field("trailer"))?;
                 }

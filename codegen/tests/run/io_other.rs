@@ -198,8 +198,7 @@ impl IoOther {
             }
         }
         {
-            let __val = &self.peek;
-            let __v = __val;
+            let __v = &self.peek;
             __v.write_with_context(__w, &(blocks.to_vec()))
                 .map_err(|e: __io::EncodeError| e.in_field("peek"))?;
         }
@@ -356,8 +355,7 @@ impl Block {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.a;
-            let __v = __val;
+            let __v = &self.a;
             __w.write_u16le(*__v);
         }
         __w.align_to_byte_with(self.__unread_pad);
@@ -529,8 +527,7 @@ impl Peeker {
         __ctx_parent_blocks: &::std::vec::Vec<Block>,
     ) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.tag;
-            let __v = __val;
+            let __v = &self.tag;
             __w.write_u8(*__v);
         }
         {
@@ -546,8 +543,7 @@ impl Peeker {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.first_rest;
-                    let __v = __val;
+                    let __v = &self.first_rest;
                     __w.write_u8(*__v);
                 }
             }
@@ -572,8 +568,7 @@ impl Peeker {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.second_a;
-                    let __v = __val;
+                    let __v = &self.second_a;
                     __w.write_u16le(*__v);
                 }
             }

@@ -67,13 +67,11 @@ impl IoSized {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.pad;
-            let __v = __val;
+            let __v = &self.pad;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.inner;
-            let __v = __val;
+            let __v = &self.inner;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != 2_i128 {
@@ -96,13 +94,12 @@ impl IoSized {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("inner"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.rest,
             self.rest.is_some(),
             "rest",
             "not _io.eof",
         )? {
-            let __v = __val;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -279,17 +276,15 @@ impl Two {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.a;
-            let __v = __val;
+            let __v = &self.a;
             __w.write_u8(*__v);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.b,
             __w.io_pos() == 1_i128,
             "b",
             "_io.pos == 1",
         )? {
-            let __v = __val;
             __w.write_u8(*__v);
         }
         __w.align_to_byte_with(self.__unread_pad);

@@ -188,14 +188,7 @@ impl KaitaiRules {
                     __r.read_u8().map(|__raw| Animal::from_i_open(__raw as i128))
                 }
                     .map_err(|e| e.in_field("kind"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
+                __r.leave_enum(__v.name(), __v.to_i());
                 __v
             };
             let pick: u8 = __r.leaf("pick", |__r| __r.read_u8())?;
@@ -233,11 +226,10 @@ impl KaitaiRules {
         let neg = self.neg;
         let pick = self.pick;
         {
-            let __val = &self.neg;
-            let __v = __val;
+            let __v = &self.neg;
             __w.write_i32le(*__v);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.floors,
             ((__io::div_floor(neg as i128, 13_i128) == (-4073_i128))
                 && (__io::mod_floor(neg as i128, 13_i128) == 2_i128))
@@ -245,17 +237,14 @@ impl KaitaiRules {
             "floors",
             "neg / 13 == -4073 and neg % 13 == 2 and 7 / -2 == -4",
         )? {
-            let __v = __val;
             __w.write_u8(*__v);
         }
         {
-            let __val = &len_body;
-            let __v = __val;
+            let __v = &len_body;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != (len_body as i128) {
@@ -278,8 +267,7 @@ impl KaitaiRules {
                 .map_err(|e: __io::EncodeError| e.in_field("body"))?;
         }
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_u8(__io::fit::<u8>(__v.to_i(), "u8")?);
                 Ok(())
@@ -287,13 +275,11 @@ impl KaitaiRules {
                 .map_err(|e: __io::EncodeError| e.in_field("kind"))?;
         }
         {
-            let __val = &self.pick;
-            let __v = __val;
+            let __v = &self.pick;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.choice;
-            let __v = __val;
+            let __v = &self.choice;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = pick as i128;
@@ -326,8 +312,7 @@ impl KaitaiRules {
                 .map_err(|e: __io::EncodeError| e.in_field("choice"))?;
         }
         {
-            let __val = &self.tail;
-            let __v = __val;
+            let __v = &self.tail;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -533,8 +518,7 @@ impl U3 {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.a;
-            let __v = __val;
+            let __v = &self.a;
             __w.write_u8(*__v);
         }
         __w.align_to_byte_with(self.__unread_pad);

@@ -76,8 +76,7 @@ impl ListsValid {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self._unnamed0;
-            let __v = __val;
+            let __v = &self._unnamed0;
             __w.write_u8(*__v);
         }
         let __rule_small: &'static str = "must be at most 9";

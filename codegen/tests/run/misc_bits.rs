@@ -188,14 +188,7 @@ impl MiscBits {
                 __r.read_bits_be(1u32).map(|__raw| Animal::from_i_open(__raw as i128))
             }
                 .map_err(|e| e.in_field("pet"))?;
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         let __end_pad: u8 = __r.align_to_byte_keep();
@@ -230,33 +223,28 @@ impl MiscBits {
             }
             __io::unlikely();
             {
-                let __val = &self.hi;
-                let __v = __val;
+                let __v = &self.hi;
                 __w.write_bits_be(u64::from(*__v), 3u32)
                     .map_err(|e: __io::EncodeError| e.in_field("hi"))?;
             }
             {
-                let __val = &self.lo;
-                let __v = __val;
+                let __v = &self.lo;
                 __w.write_bits_be(u64::from(*__v), 5u32)
                     .map_err(|e: __io::EncodeError| e.in_field("lo"))?;
             }
         }
         {
-            let __val = &self.l1;
-            let __v = __val;
+            let __v = &self.l1;
             __w.write_bits_le(u64::from(*__v), 4u32)
                 .map_err(|e: __io::EncodeError| e.in_field("l1"))?;
         }
         {
-            let __val = &self.l2;
-            let __v = __val;
+            let __v = &self.l2;
             __w.write_bits_le(u64::from(*__v), 4u32)
                 .map_err(|e: __io::EncodeError| e.in_field("l2"))?;
         }
         {
-            let __val = &self.pet;
-            let __v = __val;
+            let __v = &self.pet;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_bits_be(
                     __io::fit::<u64>(__v.to_i(), "this bit field")?,

@@ -261,14 +261,7 @@ impl MiscLang {
                     );
                 }
             }
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         __r.enter(__io::PathSeg::Field("recs"));
@@ -397,8 +390,7 @@ impl MiscLang {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let __rule_magic: &'static str = "must equal [0x50, 0x4b]";
         {
-            let __val = &self.magic;
-            let __v = __val;
+            let __v = &self.magic;
             (|| -> Result<(), __io::EncodeError> {
                 if AsRef::<[u8]>::as_ref(&(*__v))
                     != AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([80, 75]))
@@ -424,8 +416,7 @@ impl MiscLang {
         }
         let __rule_tag: &'static str = "must be in [0x41]..=[0x41, 0x5a]";
         {
-            let __val = &self.tag;
-            let __v = __val;
+            let __v = &self.tag;
             (|| -> Result<(), __io::EncodeError> {
                 if !((AsRef::<[u8]>::as_ref(&(*__v))
                     >= AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65])))
@@ -455,8 +446,7 @@ impl MiscLang {
         }
         let __rule_name: &'static str = "must be in \"AAA\"..=\"ZZZ\"";
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
                 if !((AsRef::<str>::as_ref(&(*__v)) >= AsRef::<str>::as_ref(&"AAA"))
                     && (AsRef::<str>::as_ref(&(*__v)) <= AsRef::<str>::as_ref(&"ZZZ")))
@@ -490,8 +480,7 @@ impl MiscLang {
         }
         let __rule_kind: &'static str = "must be a value the enum lists";
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             (|| -> Result<(), __io::EncodeError> {
                 if !(*__v).is_listed() {
                     return Err(
@@ -879,13 +868,11 @@ impl Rec {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.marker;
-            let __v = __val;
+            let __v = &self.marker;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != 2_i128 {

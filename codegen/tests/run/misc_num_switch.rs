@@ -104,13 +104,11 @@ impl MiscNumSwitch {
         let code = self.code;
         let len = &self.len;
         {
-            let __val = &self.code;
-            let __v = __val;
+            let __v = &self.code;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.len;
-            let __v = __val;
+            let __v = &self.len;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = code as i128;
@@ -165,8 +163,7 @@ impl MiscNumSwitch {
                 .map_err(|e: __io::EncodeError| e.in_field("len"))?;
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128)
@@ -190,8 +187,7 @@ impl MiscNumSwitch {
         }
         let __rule_checked: &'static str = "must be at most 0x1000";
         {
-            let __val = &self.checked;
-            let __v = __val;
+            let __v = &self.checked;
             (|| -> Result<(), __io::EncodeError> {
                 if !match __v.value() {
                     ::std::result::Result::Ok(__nv) => __nv <= 4096_i128,

@@ -192,8 +192,7 @@ impl MiscProc {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.padded;
-            let __v = __val;
+            let __v = &self.padded;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __key: &[u8] = &[21u8];
@@ -222,8 +221,7 @@ impl MiscProc {
                 .map_err(|e: __io::EncodeError| e.in_field("padded"))?;
         }
         {
-            let __val = &self.cut;
-            let __v = __val;
+            let __v = &self.cut;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __key: &[u8] = &[21u8];
@@ -252,8 +250,7 @@ impl MiscProc {
                 .map_err(|e: __io::EncodeError| e.in_field("cut"))?;
         }
         {
-            let __val = &self.wrapped;
-            let __v = __val;
+            let __v = &self.wrapped;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let mut __sw = __io::ByteWriter::new();
@@ -448,8 +445,7 @@ impl Wrapper {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.value;
-            let __v = __val;
+            let __v = &self.value;
             {
                 __w.write_bytes(__v);
             };

@@ -61,8 +61,7 @@ impl MiscRootParams {
         let len = self.len;
         let has_trailer = self.has_trailer;
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != len {
@@ -79,13 +78,12 @@ impl MiscRootParams {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("body"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.trailer,
             has_trailer,
             "trailer",
             "has_trailer",
         )? {
-            let __v = __val;
             __w.write_u8(*__v);
         }
         Ok(())

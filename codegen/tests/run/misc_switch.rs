@@ -233,8 +233,7 @@ impl Item {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let code = &self.code;
         {
-            let __val = &self.code;
-            let __v = __val;
+            let __v = &self.code;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != 1_i128 {
@@ -252,8 +251,7 @@ impl Item {
                 .map_err(|e: __io::EncodeError| e.in_field("code"))?;
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw_bytes = AsRef::<[u8]>::as_ref(&code).to_vec();
@@ -394,8 +392,7 @@ impl IntVal {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.value;
-            let __v = __val;
+            let __v = &self.value;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -458,8 +455,7 @@ impl StrVal {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.value;
-            let __v = __val;
+            let __v = &self.value;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if !__v.is_ascii() {

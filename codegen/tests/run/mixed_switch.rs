@@ -238,13 +238,11 @@ impl Tagged {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let tag = self.tag;
         {
-            let __val = &self.tag;
-            let __v = __val;
+            let __v = &self.tag;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = tag as i128;

@@ -261,14 +261,7 @@ impl NameClashes {
                     __r.read_u8().map(|__raw| Axis::from_i_open(__raw as i128))
                 }
                     .map_err(|e| e.in_field("axis"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
+                __r.leave_enum(__v.name(), __v.to_i());
                 __v
             };
             __r.enter(__io::PathSeg::Field("kind"));
@@ -277,14 +270,7 @@ impl NameClashes {
                     __r.read_u8().map(|__raw| FrameEnum::from_i_open(__raw as i128))
                 }
                     .map_err(|e| e.in_field("kind"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
+                __r.leave_enum(__v.name(), __v.to_i());
                 __v
             };
             (axis, kind)
@@ -294,33 +280,27 @@ impl NameClashes {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.a;
-            let __v = __val;
+            let __v = &self.a;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("a"))?;
         }
         {
-            let __val = &self.b;
-            let __v = __val;
+            let __v = &self.b;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("b"))?;
         }
         {
-            let __val = &self.f;
-            let __v = __val;
+            let __v = &self.f;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("f"))?;
         }
         {
-            let __val = &self.r;
-            let __v = __val;
+            let __v = &self.r;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("r"))?;
         }
         {
-            let __val = &self.s;
-            let __v = __val;
+            let __v = &self.s;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("s"))?;
         }
         {
-            let __val = &self.axis;
-            let __v = __val;
+            let __v = &self.axis;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_u8(__io::fit::<u8>(__v.to_i(), "u8")?);
                 Ok(())
@@ -328,8 +308,7 @@ impl NameClashes {
                 .map_err(|e: __io::EncodeError| e.in_field("axis"))?;
         }
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_u8(__io::fit::<u8>(__v.to_i(), "u8")?);
                 Ok(())
@@ -505,8 +484,7 @@ impl Vec3 {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.x;
-            let __v = __val;
+            let __v = &self.x;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -562,8 +540,7 @@ impl Vec3Type {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.x;
-            let __v = __val;
+            let __v = &self.x;
             __w.write_u16le(*__v);
         }
         Ok(())
@@ -619,8 +596,7 @@ impl Frame {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.tick;
-            let __v = __val;
+            let __v = &self.tick;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -676,8 +652,7 @@ impl ResultType {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.code;
-            let __v = __val;
+            let __v = &self.code;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -733,8 +708,7 @@ impl SelfType {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.me;
-            let __v = __val;
+            let __v = &self.me;
             __w.write_u8(*__v);
         }
         Ok(())

@@ -147,14 +147,7 @@ impl NamePaths {
                 __r.read_u8().map(|__raw| Gsm610Enum::from_i_open(__raw as i128))
             }
                 .map_err(|e| e.in_field("codec"))?;
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         let chunk: Chunk = __r.node("chunk", Chunk::read_from)?;
@@ -174,18 +167,15 @@ impl NamePaths {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.a;
-            let __v = __val;
+            let __v = &self.a;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("a"))?;
         }
         {
-            let __val = &self.b;
-            let __v = __val;
+            let __v = &self.b;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("b"))?;
         }
         {
-            let __val = &self.codec;
-            let __v = __val;
+            let __v = &self.codec;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_u8(__io::fit::<u8>(__v.to_i(), "u8")?);
                 Ok(())
@@ -193,18 +183,15 @@ impl NamePaths {
                 .map_err(|e: __io::EncodeError| e.in_field("codec"))?;
         }
         {
-            let __val = &self.chunk;
-            let __v = __val;
+            let __v = &self.chunk;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("chunk"))?;
         }
         {
-            let __val = &self.inner;
-            let __v = __val;
+            let __v = &self.inner;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("inner"))?;
         }
         {
-            let __val = &self.cols;
-            let __v = __val;
+            let __v = &self.cols;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("cols"))?;
         }
         Ok(())
@@ -339,8 +326,7 @@ impl Gsm610 {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.x;
-            let __v = __val;
+            let __v = &self.x;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -396,8 +382,7 @@ impl Gsm610Type {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.y;
-            let __v = __val;
+            let __v = &self.y;
             __w.write_u16le(*__v);
         }
         Ok(())
@@ -470,13 +455,11 @@ impl Chunk {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let tag = self.tag;
         {
-            let __val = &self.tag;
-            let __v = __val;
+            let __v = &self.tag;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = tag as i128;
@@ -614,8 +597,7 @@ impl ChunkBody {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.z;
-            let __v = __val;
+            let __v = &self.z;
             __w.write_u16le(*__v);
         }
         Ok(())
@@ -671,8 +653,7 @@ impl NamePathsType {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.w;
-            let __v = __val;
+            let __v = &self.w;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -728,8 +709,7 @@ impl SamplesColumns {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.n;
-            let __v = __val;
+            let __v = &self.n;
             __w.write_u8(*__v);
         }
         Ok(())

@@ -134,13 +134,11 @@ impl NestedScopes {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.a;
-            let __v = __val;
+            let __v = &self.a;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("a"))?;
         }
         {
-            let __val = &self.b;
-            let __v = __val;
+            let __v = &self.b;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("b"))?;
         }
         Ok(())
@@ -277,14 +275,7 @@ impl Outer {
                 __r.read_u8().map(|__raw| OuterAnimal::from_i_open(__raw as i128))
             }
                 .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         let is_cat: ::std::option::Option<u8> = if kind == OuterAnimal::Cat {
@@ -298,26 +289,23 @@ impl Outer {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let kind = self.kind;
         {
-            let __val = &self.first;
-            let __v = __val;
+            let __v = &self.first;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("first"))?;
         }
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_u8(__io::fit::<u8>(__v.to_i(), "u8")?);
                 Ok(())
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("kind"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.is_cat,
             kind == OuterAnimal::Cat,
             "is_cat",
             "kind == outer::animal::cat",
         )? {
-            let __v = __val;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -375,8 +363,7 @@ impl OuterItem {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.inner_value;
-            let __v = __val;
+            let __v = &self.inner_value;
             __w.write_u16le(*__v);
         }
         Ok(())
@@ -432,8 +419,7 @@ impl Item {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.top_value;
-            let __v = __val;
+            let __v = &self.top_value;
             __w.write_u8(*__v);
         }
         Ok(())

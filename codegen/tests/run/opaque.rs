@@ -62,18 +62,15 @@ impl Opaque {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.len;
-            let __v = __val;
+            let __v = &self.len;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.pair;
-            let __v = __val;
+            let __v = &self.pair;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("pair"))?;
         }
         {
-            let __val = &self.sized_pair;
-            let __v = __val;
+            let __v = &self.sized_pair;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != 2_i128 {

@@ -153,14 +153,7 @@ impl Params {
                     __r.read_u8().map(|__raw| Animal::from_i_open(__raw as i128))
                 }
                     .map_err(|e| e.in_field("kind"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
+                __r.leave_enum(__v.name(), __v.to_i());
                 __v
             };
             (len, kind)
@@ -212,13 +205,11 @@ impl Params {
         let len = self.len;
         let kind = self.kind;
         {
-            let __val = &self.len;
-            let __v = __val;
+            let __v = &self.len;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_u8(__io::fit::<u8>(__v.to_i(), "u8")?);
                 Ok(())
@@ -226,8 +217,7 @@ impl Params {
                 .map_err(|e: __io::EncodeError| e.in_field("kind"))?;
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if __v.size != (len as i128) {
@@ -477,8 +467,7 @@ impl Chunk {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let size = self.size;
         {
-            let __val = &self.data;
-            let __v = __val;
+            let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != size {

@@ -232,14 +232,12 @@ impl Placed {
         }
         __placed_at_ofs_index = __w.len();
         {
-            let __val = &self.ofs_index;
-            let __v = __val;
+            let __v = &self.ofs_index;
             __w.write_u32le(*__v);
         }
         __placed_at_blob_block = __w.len();
         {
-            let __val = &self.blob_block;
-            let __v = __val;
+            let __v = &self.blob_block;
             __w.write_u16be(*__v);
         }
         {
@@ -249,8 +247,7 @@ impl Placed {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.title;
-            let __v = __val;
+            let __v = &self.title;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != (len_title as i128) {
@@ -325,8 +322,7 @@ impl Placed {
                 {
                     let __w = &mut __tw;
                     {
-                        let __val = &self.blob;
-                        let __v = __val;
+                        let __v = &self.blob;
                         (|| -> Result<(), __io::EncodeError> {
                             {
                                 if (__v.len() as i128) != (len_blob as i128) {
@@ -366,8 +362,7 @@ impl Placed {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.blob;
-                    let __v = __val;
+                    let __v = &self.blob;
                     (|| -> Result<(), __io::EncodeError> {
                         {
                             if (__v.len() as i128) != (len_blob as i128) {
@@ -558,8 +553,7 @@ impl Entry {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != (len_name as i128) {

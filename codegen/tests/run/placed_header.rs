@@ -121,13 +121,11 @@ impl PlacedHeader {
         let mut __placed_at_head: usize = 0;
         __placed_at_head = __w.len();
         {
-            let __val = &self.head;
-            let __v = __val;
+            let __v = &self.head;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("head"))?;
         }
         {
-            let __val = &self.palette;
-            let __v = __val;
+            let __v = &self.palette;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != 16_i128 {
@@ -443,8 +441,7 @@ impl Lump {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != 8_i128 {

@@ -214,8 +214,7 @@ impl Positional {
         let ofs_name = self.ofs_name;
         let header = &self.header;
         {
-            let __val = &self.ofs_name;
-            let __v = __val;
+            let __v = &self.ofs_name;
             __w.write_u8(*__v);
         }
         {
@@ -235,8 +234,7 @@ impl Positional {
             }
         }
         {
-            let __val = &self.block;
-            let __v = __val;
+            let __v = &self.block;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != 6_i128 {
@@ -267,8 +265,7 @@ impl Positional {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.header;
-                    let __v = __val;
+                    let __v = &self.header;
                     __v.write_to(__w)
                         .map_err(|e: __io::EncodeError| e.in_field("header"))?;
                 }
@@ -283,8 +280,7 @@ impl Positional {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.name;
-                    let __v = __val;
+                    let __v = &self.name;
                     (|| -> Result<(), __io::EncodeError> {
                         {
                             if !__v.is_ascii() {
@@ -321,8 +317,7 @@ impl Positional {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.tail_word;
-                    let __v = __val;
+                    let __v = &self.tail_word;
                     __w.write_u16le(*__v);
                 }
             }
@@ -335,13 +330,12 @@ impl Positional {
                 .map_err(|e| e.in_field("never"))?;
             {
                 let __w = &mut __tw;
-                if let ::std::option::Option::Some(__val) = __io::present(
+                if let ::std::option::Option::Some(__v) = __io::present(
                     &self.never,
                     (ofs_name as i128) == 255_i128,
                     "never",
                     "ofs_name == 0xff",
                 )? {
-                    let __v = __val;
                     __w.write_u8(*__v);
                 }
             }
@@ -523,8 +517,7 @@ impl HeaderObj {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.count;
-            let __v = __val;
+            let __v = &self.count;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -652,26 +645,23 @@ impl Block {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.a;
-            let __v = __val;
+            let __v = &self.a;
             __w.write_u8(*__v);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.rest_len,
             __w.io_pos() < 2_i128,
             "rest_len",
             "_io.pos < 2",
         )? {
-            let __v = __val;
             __w.write_u8(*__v);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.at_end,
             self.at_end.is_some(),
             "at_end",
             "not _io.eof",
         )? {
-            let __v = __val;
             __w.write_u8(*__v);
         }
         __w.align_to_byte_with(self.__unread_pad);
@@ -684,8 +674,7 @@ impl Block {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.inner;
-                    let __v = __val;
+                    let __v = &self.inner;
                     __w.write_u16le(*__v);
                 }
             }

@@ -56,8 +56,7 @@ impl PositionalChain {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.head;
-            let __v = __val;
+            let __v = &self.head;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("head"))?;
         }
         __w.lay_out_positional(&self.__beyond)?;
@@ -240,13 +239,12 @@ impl Node {
                 .map_err(|e| e.in_field("next"))?;
             {
                 let __w = &mut __tw;
-                if let ::std::option::Option::Some(__val) = __io::present(
+                if let ::std::option::Option::Some(__v) = __io::present(
                     &self.next,
                     (next_at as i128) != 0_i128,
                     "next",
                     "next_at != 0",
                 )? {
-                    let __v = __val;
                     __v.write_to(__w)
                         .map_err(|e: __io::EncodeError| e.in_field("next"))?;
                 }

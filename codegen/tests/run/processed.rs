@@ -239,23 +239,19 @@ impl Processed {
             .map_err(|e| e.in_field("len_packed"))?;
         let key = self.key;
         {
-            let __val = &len_packed;
-            let __v = __val;
+            let __v = &len_packed;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.packed;
-            let __v = __val;
+            let __v = &self.packed;
             __w.write_bytes(&__produced_packed);
         }
         {
-            let __val = &self.key;
-            let __v = __val;
+            let __v = &self.key;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.hidden;
-            let __v = __val;
+            let __v = &self.hidden;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let mut __sw = __io::ByteWriter::new();
@@ -288,8 +284,7 @@ impl Processed {
                 .map_err(|e: __io::EncodeError| e.in_field("hidden"))?;
         }
         {
-            let __val = &self.spun;
-            let __v = __val;
+            let __v = &self.spun;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __d: &[u8] = &__v[..];

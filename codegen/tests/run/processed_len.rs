@@ -205,13 +205,11 @@ impl ProcessedLen {
         let len_tail: u8 = __io::fit(__produced_tail.len() as i128 - 2i128, "u8")
             .map_err(|e| e.in_field("len_tail"))?;
         {
-            let __val = &len_chunk;
-            let __v = __val;
+            let __v = &len_chunk;
             __w.write_u16be(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             __w.write_bytes(&__produced_body);
         }
         {
@@ -221,8 +219,7 @@ impl ProcessedLen {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.tail;
-            let __v = __val;
+            let __v = &self.tail;
             __w.write_bytes(&__produced_tail);
         }
         Ok(())

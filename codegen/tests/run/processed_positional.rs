@@ -156,13 +156,11 @@ impl ProcessedPositional {
         let len: u8 = __io::fit(__produced_chunk.len() as i128, "u8")
             .map_err(|e| e.in_field("len"))?;
         {
-            let __val = &len;
-            let __v = __val;
+            let __v = &len;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.chunk;
-            let __v = __val;
+            let __v = &self.chunk;
             __w.write_bytes(&__produced_chunk);
         }
         __w.lay_out_positional(&self.__beyond)?;
@@ -364,8 +362,7 @@ impl Chunk {
         let mut __placed_at_ofs: usize = 0;
         __placed_at_ofs = __w.len();
         {
-            let __val = &self.ofs;
-            let __v = __val;
+            let __v = &self.ofs;
             __w.write_u8(*__v);
         }
         __w.align_to_byte_with(self.__unread_pad);
@@ -378,8 +375,7 @@ impl Chunk {
                 {
                     let __w = &mut __tw;
                     {
-                        let __val = &self.at_ofs;
-                        let __v = __val;
+                        let __v = &self.at_ofs;
                         __w.write_u8(*__v);
                     }
                 }
@@ -398,8 +394,7 @@ impl Chunk {
             {
                 let __w = &mut __tw;
                 {
-                    let __val = &self.at_ofs;
-                    let __v = __val;
+                    let __v = &self.at_ofs;
                     __w.write_u8(*__v);
                 }
             }

@@ -122,13 +122,11 @@ impl Recursion {
     ) -> Result<(), __io::EncodeError> {
         let tag = self.tag;
         {
-            let __val = &self.tag;
-            let __v = __val;
+            let __v = &self.tag;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.next;
-            let __v = __val;
+            let __v = &self.next;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = tag as i128;
@@ -429,13 +427,11 @@ impl Leaf {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.end;
-            let __v = __val;
+            let __v = &self.end;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.tree;
-            let __v = __val;
+            let __v = &self.tree;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("tree"))?;
         }
         Ok(())
@@ -524,8 +520,7 @@ impl Tree {
         let count: u8 = __io::fit(self.children.len() as i128, "u8")
             .map_err(|e| e.in_field("count"))?;
         {
-            let __val = &count;
-            let __v = __val;
+            let __v = &count;
             __w.write_u8(*__v);
         }
         {

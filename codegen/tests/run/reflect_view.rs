@@ -190,14 +190,7 @@ impl ReflectView {
                 __r.read_u8().map(|__raw| Kind::from_i_open(__raw as i128))
             }
                 .map_err(|e| e.in_field("kind"))?;
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         let body: ReflectViewBody = __r
@@ -279,8 +272,7 @@ impl ReflectView {
             }
         }
         {
-            let __val = &self.kind;
-            let __v = __val;
+            let __v = &self.kind;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_u8(__io::fit::<u8>(__v.to_i(), "u8")?);
                 Ok(())
@@ -288,8 +280,7 @@ impl ReflectView {
                 .map_err(|e: __io::EncodeError| e.in_field("kind"))?;
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = kind.to_i();
@@ -321,13 +312,12 @@ impl ReflectView {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("body"))?;
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.extra,
             (n as i128) > 1_i128,
             "extra",
             "n > 1",
         )? {
-            let __v = __val;
             __w.write_u16le(*__v);
         }
         {
@@ -538,14 +528,12 @@ impl Item {
             }
             __io::unlikely();
             {
-                let __val = &self.flag;
-                let __v = __val;
+                let __v = &self.flag;
                 __w.write_bits_be(u64::from(*__v), 1)
                     .map_err(|e: __io::EncodeError| e.in_field("flag"))?;
             }
             {
-                let __val = &self.rest;
-                let __v = __val;
+                let __v = &self.rest;
                 __w.write_bits_be(u64::from(*__v), 7u32)
                     .map_err(|e: __io::EncodeError| e.in_field("rest"))?;
             }
@@ -607,8 +595,7 @@ impl Point {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.x;
-            let __v = __val;
+            let __v = &self.x;
             __w.write_i16le(*__v);
         }
         Ok(())

@@ -43,13 +43,11 @@ impl RootOfImport {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.width;
-            let __v = __val;
+            let __v = &self.width;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.lib;
-            let __v = __val;
+            let __v = &self.lib;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("lib"))?;
         }
         Ok(())
@@ -322,8 +320,7 @@ impl RootLibItem {
         __ctx_root_width: i128,
     ) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.data;
-            let __v = __val;
+            let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != __ctx_root_width {

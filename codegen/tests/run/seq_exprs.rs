@@ -217,8 +217,7 @@ impl SeqExprs {
         let flag = self.flag;
         let opt = &self.opt;
         {
-            let __val = &n;
-            let __v = __val;
+            let __v = &n;
             __w.write_u8(*__v);
         }
         {
@@ -228,8 +227,7 @@ impl SeqExprs {
             }
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128)
@@ -254,22 +252,19 @@ impl SeqExprs {
                 .map_err(|e: __io::EncodeError| e.in_field("body"))?;
         }
         {
-            let __val = &self.flag;
-            let __v = __val;
+            let __v = &self.flag;
             __w.write_u8(*__v);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.opt,
             (flag as i128) == 1_i128,
             "opt",
             "flag == 1",
         )? {
-            let __v = __val;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.tail;
-            let __v = __val;
+            let __v = &self.tail;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128)

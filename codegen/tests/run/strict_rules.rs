@@ -229,32 +229,10 @@ impl StrictRules {
             __r.enter(__io::PathSeg::Field("kind"));
             let kind: Animal = {
                 let __v: Animal = {
-                    {
-                        let __at = __r.offset();
-                        match __r.read_u8() {
-                            Ok(__raw) => {
-                                Animal::from_i(__raw as i128)
-                                    .ok_or_else(|| __io::DecodeError::new(
-                                        __at,
-                                        __io::DecodeErrorKind::UnknownEnum {
-                                            enum_name: "animal",
-                                            value: __raw as i128,
-                                        },
-                                    ))
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
+                    __io::known(__r.offset(), __r.read_u8(), "animal", Animal::from_i)
                 }
                     .map_err(|e| e.in_field("kind"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Enum {
-                            name: __v.name(),
-                            value: __v.to_i(),
-                        },
-                    ),
-                );
+                __r.leave_enum(__v.name(), __v.to_i());
                 __v
             };
             let pick: u8 = __r.leaf("pick", |__r| __r.read_u8())?;
@@ -284,14 +262,7 @@ impl StrictRules {
                 __r.read_u8().map(|__raw| Bird::from_i_open(__raw as i128))
             }
                 .map_err(|e| e.in_field("loose"))?;
-            __r.leave(
-                Some(
-                    &__io::TraceValue::Enum {
-                        name: __v.name(),
-                        value: __v.to_i(),
-                    },
-                ),
-            );
+            __r.leave_enum(__v.name(), __v.to_i());
             __v
         };
         Ok(
@@ -310,13 +281,11 @@ impl StrictRules {
             .map_err(|e| e.in_field("len_body"))?;
         let pick = self.pick;
         {
-            let __val = &len_body;
-            let __v = __val;
+            let __v = &len_body;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != (len_body as i128) {
@@ -345,8 +314,7 @@ impl StrictRules {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.choice;
-            let __v = __val;
+            let __v = &self.choice;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw: i128 = pick as i128;
@@ -369,8 +337,7 @@ impl StrictRules {
                 .map_err(|e: __io::EncodeError| e.in_field("choice"))?;
         }
         {
-            let __val = &self.loose;
-            let __v = __val;
+            let __v = &self.loose;
             (|| -> Result<(), __io::EncodeError> {
                 __w.write_u8(__io::fit::<u8>(__v.to_i(), "u8")?);
                 Ok(())
@@ -540,8 +507,7 @@ impl Inner {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.a;
-            let __v = __val;
+            let __v = &self.a;
             __w.write_u8(*__v);
         }
         Ok(())

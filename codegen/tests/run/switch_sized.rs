@@ -103,8 +103,7 @@ impl SwitchSized {
             __w.write_bytes(&__b);
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.encoded_len() as i128) != (len_body as i128) {
@@ -147,8 +146,7 @@ impl SwitchSized {
                 .map_err(|e: __io::EncodeError| e.in_field("body"))?;
         }
         {
-            let __val = &self.tail;
-            let __v = __val;
+            let __v = &self.tail;
             __w.write_u8(*__v);
         }
         Ok(())
@@ -351,8 +349,7 @@ impl One {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.x;
-            let __v = __val;
+            let __v = &self.x;
             __w.write_u8(*__v);
         }
         __w.align_to_byte_with(self.__unread_pad);

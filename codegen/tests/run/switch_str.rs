@@ -68,8 +68,7 @@ impl SwitchStr {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let tag = &self.tag;
         {
-            let __val = &self.tag;
-            let __v = __val;
+            let __v = &self.tag;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if !__v.is_ascii() {
@@ -95,8 +94,7 @@ impl SwitchStr {
                 .map_err(|e: __io::EncodeError| e.in_field("tag"))?;
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __sw_text = ::std::string::String::from(
@@ -310,8 +308,7 @@ impl One {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.x;
-            let __v = __val;
+            let __v = &self.x;
             __w.write_u8(*__v);
         }
         Ok(())

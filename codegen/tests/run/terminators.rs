@@ -333,8 +333,7 @@ impl Terminators {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             __w.write_terminated(
                     __v.as_bytes(),
                     self.__tail_name.as_deref(),
@@ -351,8 +350,7 @@ impl Terminators {
                 .map_err(|e: __io::EncodeError| e.in_field("name"))?;
         }
         {
-            let __val = &self.padded;
-            let __v = __val;
+            let __v = &self.padded;
             __w.write_terminated(
                     __v.as_bytes(),
                     self.__tail_padded.as_deref(),
@@ -369,8 +367,7 @@ impl Terminators {
                 .map_err(|e: __io::EncodeError| e.in_field("padded"))?;
         }
         {
-            let __val = &self.fixed;
-            let __v = __val;
+            let __v = &self.fixed;
             __w.write_terminated(
                     __v.as_bytes(),
                     self.__tail_fixed.as_deref(),
@@ -417,8 +414,7 @@ impl Terminators {
             }
         }
         {
-            let __val = &self.kept;
-            let __v = __val;
+            let __v = &self.kept;
             __w.write_terminated(
                     &__v[..],
                     self.__tail_kept.as_deref(),
@@ -435,8 +431,7 @@ impl Terminators {
                 .map_err(|e: __io::EncodeError| e.in_field("kept"))?;
         }
         {
-            let __val = &self.framed;
-            let __v = __val;
+            let __v = &self.framed;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let mut __sw = __io::ByteWriter::new();
@@ -461,8 +456,7 @@ impl Terminators {
                 .map_err(|e: __io::EncodeError| e.in_field("framed"))?;
         }
         {
-            let __val = &self.rest;
-            let __v = __val;
+            let __v = &self.rest;
             __w.write_terminated(
                     &__v[..],
                     self.__tail_rest.as_deref(),
@@ -646,8 +640,7 @@ impl Pair {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.a;
-            let __v = __val;
+            let __v = &self.a;
             __w.write_u8(*__v);
         }
         __w.align_to_byte_with(self.__unread_pad);

@@ -76,13 +76,11 @@ impl UnknownEncoding {
             .map_err(|e| e.in_field("len_name"))?;
         let has_legacy = self.has_legacy;
         {
-            let __val = &len_name;
-            let __v = __val;
+            let __v = &len_name;
             __w.write_u8(*__v);
         }
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != (len_name as i128) {
@@ -101,17 +99,15 @@ impl UnknownEncoding {
                 .map_err(|e: __io::EncodeError| e.in_field("name"))?;
         }
         {
-            let __val = &self.has_legacy;
-            let __v = __val;
+            let __v = &self.has_legacy;
             __w.write_u8(*__v);
         }
-        if let ::std::option::Option::Some(__val) = __io::present(
+        if let ::std::option::Option::Some(__v) = __io::present(
             &self.legacy,
             (has_legacy as i128) != 0_i128,
             "legacy",
             "has_legacy != 0",
         )? {
-            let __v = __val;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __b = __io::encode_str(__v, "x-legacy-charset")?;

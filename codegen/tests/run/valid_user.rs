@@ -118,8 +118,7 @@ impl ValidUser {
         let head = &self.head;
         let __rule_head: &'static str = "must satisfy _.version == 2 and _.len <= 8";
         {
-            let __val = &self.head;
-            let __v = __val;
+            let __v = &self.head;
             (|| -> Result<(), __io::EncodeError> {
                 if !{
                     let __elem = __v;
@@ -142,8 +141,7 @@ impl ValidUser {
                 .map_err(|e: __io::EncodeError| e.in_field("head"))?;
         }
         {
-            let __val = &self.body;
-            let __v = __val;
+            let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if (__v.len() as i128) != (head.len as i128) {
@@ -403,8 +401,7 @@ impl Item {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
-            let __val = &self.x;
-            let __v = __val;
+            let __v = &self.x;
             __w.write_u8(*__v);
         }
         Ok(())

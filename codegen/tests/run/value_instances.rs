@@ -159,8 +159,7 @@ impl ValueInstances {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let n = self.n;
         {
-            let __val = &self.n;
-            let __v = __val;
+            let __v = &self.n;
             __w.write_u8(*__v);
         }
         {
@@ -180,8 +179,7 @@ impl ValueInstances {
             }
         }
         {
-            let __val = &self.name;
-            let __v = __val;
+            let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
                 {
                     if !__v.is_ascii() {
