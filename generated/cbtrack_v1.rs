@@ -310,10 +310,10 @@ impl CbtrackV1 {
                         {
                             let mut __sw = __io::ByteWriter::new();
                             __v.write_to(&mut __sw)?;
-                            let __d = __sw.into_stream_bytes(__w)?;
+                            let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                             let __s = __io::reprocess(
                                 __io::Processor::Zlib,
-                                &__d,
+                                __d,
                                 self.__stored_info.as_deref(),
                             );
                             if (__s.len() as i128) != (head.info_len as i128) {
@@ -351,10 +351,10 @@ impl CbtrackV1 {
                         {
                             let mut __sw = __io::ByteWriter::new();
                             __v.write_to(&mut __sw)?;
-                            let __d = __sw.into_stream_bytes(__w)?;
+                            let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                             let __s = __io::reprocess(
                                 __io::Processor::Zlib,
-                                &__d,
+                                __d,
                                 self.__stored_features.as_deref(),
                             );
                             if (__s.len() as i128) != (head.features_len as i128) {
@@ -1948,10 +1948,10 @@ impl Window {
                         {
                             let mut __sw = __io::ByteWriter::new();
                             __v.write_to(&mut __sw)?;
-                            let __d = __sw.into_stream_bytes(__w)?;
+                            let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                             let __s = __io::reprocess(
                                 __io::Processor::Zlib,
-                                &__d,
+                                __d,
                                 self.__stored_main.as_deref(),
                             );
                             if (__s.len() as i128) != (entry.main_len as i128) {
@@ -1993,10 +1993,10 @@ impl Window {
                         {
                             let mut __sw = __io::ByteWriter::new();
                             __v.write_to(&mut __sw)?;
-                            let __d = __sw.into_stream_bytes(__w)?;
+                            let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                             let __s = __io::reprocess(
                                 __io::Processor::Zlib,
-                                &__d,
+                                __d,
                                 self.__stored_terrain.as_deref(),
                             );
                             if (__s.len() as i128) != (entry.terrain_len as i128) {

@@ -450,7 +450,7 @@ fn contents_and_valid_rules() {
     has(&read, "((*__v as f64) >= 0f64)");
     has(
         &read,
-        "AsRef::<str>::as_ref(&(*__v)) != AsRef::<str>::as_ref(&\"abc\")",
+        "AsRef::<str>::as_ref(__v) != AsRef::<str>::as_ref(&\"abc\")",
     );
     has(&read, "DecodeError::not_valid(");
 

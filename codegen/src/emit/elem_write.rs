@@ -113,14 +113,14 @@ impl Emitter<'_> {
                             #checks
                             let mut __sw = __io::ByteWriter::new();
                             #call?;
-                            let __d = __sw.into_stream_bytes(__w)?;
+                            let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                         }
                     }
                     _ => quote!(let __d: &[u8] = &__v[..];),
                 };
                 let process = quote! {
                     #setup
-                    #refn(#proc_, &__d, #kept)#re_q
+                    #refn(#proc_, __d, #kept)#re_q
                 };
                 let process = self.proc_args_after(f, &size, scope, &kp, process)?;
                 quote!({
@@ -609,12 +609,19 @@ impl Emitter<'_> {
             Ty::Float => Ty::Float,
             _ => Ty::Int,
         };
+        // A string or byte array is compared through the reference `__v` itself.
+        let val_ref = match &ty {
+            Ty::Str | Ty::Bytes if number_switch.is_none() => quote!(__v),
+            _ => quote!(&#val),
+        };
         let cmp = |me: &mut Self, e: &SrcExpr, op: TokenStream| -> Option<TokenStream> {
             let x = me.expect_ty(e, &s2, &kp, want.clone())?;
             Some(match want {
-                Ty::Str => quote!((AsRef::<str>::as_ref(&#val) #op AsRef::<str>::as_ref(&#x))),
+                Ty::Str => quote!((AsRef::<str>::as_ref(#val_ref) #op AsRef::<str>::as_ref(&#x))),
                 // Bytes compare as unsigned bytes, element by element, as in Kaitai.
-                Ty::Bytes => quote!((AsRef::<[u8]>::as_ref(&#val) #op AsRef::<[u8]>::as_ref(&#x))),
+                Ty::Bytes => {
+                    quote!((AsRef::<[u8]>::as_ref(#val_ref) #op AsRef::<[u8]>::as_ref(&#x)))
+                }
                 _ => quote!((#val #op #x)),
             })
         };

@@ -121,6 +121,7 @@ impl Exact {
                 }
                 let one = match f.repeat {
                     Repeat::None => quote!(#w),
+                    _ if w == 1 => quote!(__val.len()),
                     _ => quote!(__val.len() * #w),
                 };
                 let step = match &f.cond {

@@ -75,6 +75,22 @@ fn infallible(code: &TokenStream) -> bool {
     })
 }
 
+/// The read of a field in one call, without checks (`elem_read` cannot fail or leave
+/// early): a number, string or byte array through one `leaf` call, which enters, reads,
+/// names the field in an error and leaves with the value (`leave`); a user type or switch
+/// through one `node` call, which leaves without a value. `None` for another `leave`.
+fn one_call_read(fid: &str, leave: &TokenStream, elem_read: &TokenStream) -> Option<TokenStream> {
+    let leave_s = leave.to_string();
+    if leave_s == quote!(__r.leave(Some(&__v));).to_string() {
+        Some(quote!(__r.leaf(#fid, |__r| #elem_read)?))
+    } else if leave_s == quote!(__r.leave::<()>(None);).to_string() {
+        let read = fn_of_reader(elem_read).unwrap_or_else(|| quote!(|__r| #elem_read));
+        Some(quote!(__r.node(#fid, #read)?))
+    } else {
+        None
+    }
+}
+
 /// The function `f` when `code` is the call `f(__r)` of a path (`Header::read_from(__r)`),
 /// which a reader helper takes as it is (a closure around it would be redundant).
 fn fn_of_reader(code: &TokenStream) -> Option<TokenStream> {
@@ -512,23 +528,14 @@ impl Emitter<'_> {
                 quote!(let mut #tail: ::std::vec::Vec<::std::vec::Vec<u8>> = ::std::vec::Vec::new();)
             }
         };
-        // A number, string or byte array read in one call, without checks: one `leaf` call
-        // enters, reads, names the field in an error and leaves with the value; a user type
-        // or switch so read: one `node` call, which leaves without a value.
         let one_call = matches!(f.repeat, Repeat::None)
             && !f.varint
             && f.at.is_none()
             && valid_r.is_none()
             && infallible(&elem_read);
-        let leave_s = leave.to_string();
-        let leaf = if one_call && leave_s == quote!(__r.leave(Some(&__v));).to_string() {
-            Some(quote!(__r.leaf(#fid, |__r| #elem_read)?))
-        } else if one_call && leave_s == quote!(__r.leave::<()>(None);).to_string() {
-            let read = fn_of_reader(&elem_read).unwrap_or_else(|| quote!(|__r| #elem_read));
-            Some(quote!(__r.node(#fid, #read)?))
-        } else {
-            None
-        };
+        let leaf = one_call
+            .then(|| one_call_read(fid, &leave, &elem_read))
+            .flatten();
         let read_stmt = read_stmt(f, (id, field_ty), cond_r.as_ref(), leaf, read_value);
         // The field's start offset is kept only where an error after the read needs it.
         let keep_at = matches!(derived.get(&f.id), Some(Derived::Sum(..)));

@@ -137,7 +137,7 @@ impl Emitter<'_> {
                     #checks
                     let mut __sw = __io::ByteWriter::new();
                     #call?;
-                    let __d = __sw.into_stream_bytes(__w)?;
+                    let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                 }
             }
             _ => quote!(let __d: &[u8] = &__v[..];),
@@ -147,7 +147,7 @@ impl Emitter<'_> {
                 let __v = &self.#id;
                 #value
                 #setup
-                Ok(__io::reprocess(#proc_, &__d, self.#stored.as_deref()).into_owned())
+                Ok(__io::reprocess(#proc_, __d, self.#stored.as_deref()).into_owned())
             })().map_err(|e: __io::EncodeError| e.in_field(#fid))?;
             let #lid: #rty = __io::fit(#produced.len() as i128 #adj, #tyname).map_err(|e| e.in_field(#lfid))?;
         })

@@ -109,7 +109,7 @@ impl Emitter<'_> {
                     #checks
                     let mut __sw = __io::ByteWriter::new();
                     #call?;
-                    let __d = __sw.into_stream_bytes(__w)?;
+                    let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                 }
             }
             _ => quote!(let __d: &[u8] = &__v[..];),
@@ -117,7 +117,7 @@ impl Emitter<'_> {
         Some(quote!({
             #setup
             #value
-            let __s = __io::reprocess(#proc_, &__d, ::std::option::Option::None);
+            let __s = __io::reprocess(#proc_, __d, ::std::option::Option::None);
             __w.write_terminated(&__s, #tail, #n, #term)?;
         }))
     }

@@ -626,6 +626,13 @@ fn schema_lint_allows(t: &TypeDef) -> TokenStream {
     {
         lints.push(quote!(clippy::approx_constant));
     }
+    // A positional `contents` instance is read into a `()` kept for its position.
+    if t.fields
+        .iter()
+        .any(|f| f.at.is_some() && matches!(f.kind, FieldKind::Contents(_)))
+    {
+        lints.push(quote!(clippy::let_unit_value));
+    }
     if lints.is_empty() {
         quote!()
     } else {

@@ -229,7 +229,7 @@ impl Adversarial {
             Ok(
                 __io::reprocess(
                         __io::Processor::Zlib,
-                        &__d,
+                        __d,
                         self.__stored_body.as_deref(),
                     )
                     .into_owned(),

@@ -307,12 +307,12 @@ impl ContextWrite {
                 {
                     let mut __sw = __io::ByteWriter::new();
                     __v.write_with_context(&mut __sw, header.name_len as i128)?;
-                    let __d = __sw.into_stream_bytes(__w)?;
+                    let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                     let __s = {
                         let __key: &[u8] = &[85u8];
                         __io::reprocess(
                             __io::Processor::Xor(__key),
-                            &__d,
+                            __d,
                             self.__stored_packed.as_deref(),
                         )
                     };

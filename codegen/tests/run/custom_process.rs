@@ -161,7 +161,7 @@ impl CustomProcess {
                         let __proc = super::AddKey::new(key as i128, true);
                         ::statepack_runtime::process::reprocess_custom(
                             &__proc,
-                            &__d,
+                            __d,
                             self.__stored_shifted.as_deref(),
                         )?
                     };
@@ -188,7 +188,7 @@ impl CustomProcess {
                         let __proc = super::codecs::Framed::new();
                         ::statepack_runtime::process::reprocess_custom(
                             &__proc,
-                            &__d,
+                            __d,
                             self.__stored_framed.as_deref(),
                         )?
                     };

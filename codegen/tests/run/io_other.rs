@@ -167,14 +167,14 @@ impl IoOther {
                     {
                         let mut __sw = __io::ByteWriter::new();
                         __v.write_to(&mut __sw)?;
-                        let __d = __sw.into_stream_bytes(__w)?;
+                        let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                         let __s = {
                             let __w = &__w
                                 .pos_after(usize::try_from(3_i128).unwrap_or(0));
                             let __key: &[u8] = &[((__w.io_pos()) & 0xff) as u8];
                             __io::reprocess(
                                 __io::Processor::Xor(__key),
-                                &__d,
+                                __d,
                                 self.__stored_blocks.get(__i).map(|__t| __t.as_slice()),
                             )
                         };

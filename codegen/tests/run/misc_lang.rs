@@ -166,7 +166,7 @@ impl MiscLang {
                 .map_err(|e| e.in_field("magic"))?;
             {
                 let __v = &__v;
-                if AsRef::<[u8]>::as_ref(&(*__v))
+                if AsRef::<[u8]>::as_ref(__v)
                     != AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([80, 75]))
                 {
                     return Err(
@@ -190,9 +190,9 @@ impl MiscLang {
                 .map_err(|e| e.in_field("tag"))?;
             {
                 let __v = &__v;
-                if !((AsRef::<[u8]>::as_ref(&(*__v))
+                if !((AsRef::<[u8]>::as_ref(__v)
                     >= AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65])))
-                    && (AsRef::<[u8]>::as_ref(&(*__v))
+                    && (AsRef::<[u8]>::as_ref(__v)
                         <= AsRef::<
                             [u8],
                         >::as_ref(&::std::vec::Vec::<u8>::from([65, 90]))))
@@ -224,8 +224,8 @@ impl MiscLang {
                 .map_err(|e| e.in_field("name"))?;
             {
                 let __v = &__v;
-                if !((AsRef::<str>::as_ref(&(*__v)) >= AsRef::<str>::as_ref(&"AAA"))
-                    && (AsRef::<str>::as_ref(&(*__v)) <= AsRef::<str>::as_ref(&"ZZZ")))
+                if !((AsRef::<str>::as_ref(__v) >= AsRef::<str>::as_ref(&"AAA"))
+                    && (AsRef::<str>::as_ref(__v) <= AsRef::<str>::as_ref(&"ZZZ")))
                 {
                     return Err(
                         __io::DecodeError::not_valid(
@@ -392,7 +392,7 @@ impl MiscLang {
         {
             let __v = &self.magic;
             (|| -> Result<(), __io::EncodeError> {
-                if AsRef::<[u8]>::as_ref(&(*__v))
+                if AsRef::<[u8]>::as_ref(__v)
                     != AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([80, 75]))
                 {
                     return Err(
@@ -418,9 +418,9 @@ impl MiscLang {
         {
             let __v = &self.tag;
             (|| -> Result<(), __io::EncodeError> {
-                if !((AsRef::<[u8]>::as_ref(&(*__v))
+                if !((AsRef::<[u8]>::as_ref(__v)
                     >= AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65])))
-                    && (AsRef::<[u8]>::as_ref(&(*__v))
+                    && (AsRef::<[u8]>::as_ref(__v)
                         <= AsRef::<
                             [u8],
                         >::as_ref(&::std::vec::Vec::<u8>::from([65, 90]))))
@@ -448,8 +448,8 @@ impl MiscLang {
         {
             let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
-                if !((AsRef::<str>::as_ref(&(*__v)) >= AsRef::<str>::as_ref(&"AAA"))
-                    && (AsRef::<str>::as_ref(&(*__v)) <= AsRef::<str>::as_ref(&"ZZZ")))
+                if !((AsRef::<str>::as_ref(__v) >= AsRef::<str>::as_ref(&"AAA"))
+                    && (AsRef::<str>::as_ref(__v) <= AsRef::<str>::as_ref(&"ZZZ")))
                 {
                     return Err(
                         __io::EncodeError::not_valid(format!("{:?}", __v), __rule_name),

@@ -199,7 +199,7 @@ impl MiscProc {
                     let __d: &[u8] = &__v[..];
                     let __s = __io::reprocess(
                         __io::Processor::Xor(__key),
-                        &__d,
+                        __d,
                         ::std::option::Option::None,
                     );
                     __w.write_terminated(
@@ -228,7 +228,7 @@ impl MiscProc {
                     let __d: &[u8] = &__v[..];
                     let __s = __io::reprocess(
                         __io::Processor::Xor(__key),
-                        &__d,
+                        __d,
                         ::std::option::Option::None,
                     );
                     __w.write_terminated(
@@ -255,10 +255,10 @@ impl MiscProc {
                 {
                     let mut __sw = __io::ByteWriter::new();
                     __v.write_to(&mut __sw)?;
-                    let __d = __sw.into_stream_bytes(__w)?;
+                    let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                     let __s = __io::reprocess(
                         __io::Processor::Rol(1_i128),
-                        &__d,
+                        __d,
                         ::std::option::Option::None,
                     );
                     __w.write_terminated(

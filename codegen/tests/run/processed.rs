@@ -228,7 +228,7 @@ impl Processed {
             Ok(
                 __io::reprocess(
                         __io::Processor::Zlib,
-                        &__d,
+                        __d,
                         self.__stored_packed.as_deref(),
                     )
                     .into_owned(),
@@ -256,12 +256,12 @@ impl Processed {
                 {
                     let mut __sw = __io::ByteWriter::new();
                     __v.write_to(&mut __sw)?;
-                    let __d = __sw.into_stream_bytes(__w)?;
+                    let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                     let __s = {
                         let __key: &[u8] = &[((key as i128) & 0xff) as u8];
                         __io::reprocess(
                             __io::Processor::Xor(__key),
-                            &__d,
+                            __d,
                             self.__stored_hidden.as_deref(),
                         )
                     };
@@ -290,7 +290,7 @@ impl Processed {
                     let __d: &[u8] = &__v[..];
                     let __s = __io::reprocess(
                         __io::Processor::Rol(3_i128),
-                        &__d,
+                        __d,
                         self.__stored_spun.as_deref(),
                     );
                     if (__s.len() as i128) != 2_i128 {

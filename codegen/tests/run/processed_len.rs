@@ -176,7 +176,7 @@ impl ProcessedLen {
             Ok(
                 __io::reprocess(
                         __io::Processor::Zlib,
-                        &__d,
+                        __d,
                         self.__stored_body.as_deref(),
                     )
                     .into_owned(),
@@ -195,7 +195,7 @@ impl ProcessedLen {
             Ok(
                 __io::reprocess(
                         __io::Processor::Xor(__key),
-                        &__d,
+                        __d,
                         self.__stored_tail.as_deref(),
                     )
                     .into_owned(),

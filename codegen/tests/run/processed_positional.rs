@@ -141,12 +141,12 @@ impl ProcessedPositional {
             let __v = &self.chunk;
             let mut __sw = __io::ByteWriter::new();
             __v.write_to(&mut __sw)?;
-            let __d = __sw.into_stream_bytes(__w)?;
+            let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
             let __key: &[u8] = &[90u8];
             Ok(
                 __io::reprocess(
                         __io::Processor::Xor(__key),
-                        &__d,
+                        __d,
                         self.__stored_chunk.as_deref(),
                     )
                     .into_owned(),
