@@ -267,7 +267,7 @@ impl<'s> Emitter<'s> {
 
     /// A type read without params, instances, positions or a computed byte order, in a
     /// schema without positional fields: its fixed runs fall back to reading the whole value
-    /// again through the same body with its fixed runs off (`read_cold`), and lists of it are read
+    /// again through the same body with its fixed runs off (out of line), and lists of it are read
     /// in place (`read_into`).
     fn plain_reader(&self, t: &TypeDef) -> bool {
         t.params.is_empty()

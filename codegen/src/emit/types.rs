@@ -83,8 +83,8 @@ impl Emitter<'_> {
         }
         // A plain type (no params, instances, positions or computed byte order) has one
         // reader body, `read_into`: a fixed run that fails reads the whole value again from
-        // its first byte through the same body with its fast reads off (`read_cold`, out of
-        // line), so the inlined fast reader holds no field-by-field code. Another type's
+        // its first byte through the same body with its fast reads off (out of line, through
+        // `io::cold`), so the inlined fast reader holds no field-by-field code. Another type's
         // failed run reads its own fields one by one in place. Either way a tracer takes the
         // field-by-field statements (the guard folds away for the silent reader).
         let whole_fallback = self.plain_reader(t);
@@ -339,8 +339,8 @@ impl Emitter<'_> {
     /// `read_from` calls `read_into`, the one reader body, which hands the value to a closure
     /// (lists push it straight into the list: returning it through a `Result` made LLVM
     /// build it in a stack slot and copy it, measured 2x slower in the SNAP decode bench),
-    /// and, when it has fused runs (`fused`), `read_cold`, the same body out of line with the
-    /// fast reads off. Else `read_from` holds the statements. `parts`: the reader's
+    /// and, when it has fused runs (`fused`), calls itself out of line with the fast reads
+    /// off (through `io::cold`) when a run fails. Else `read_from` holds the statements. `parts`: the reader's
     /// statements, the checks after the fields and the constructor's entries.
     pub(super) fn reader_bodies(
         parts: (&[TokenStream], &[TokenStream], &[TokenStream]),
