@@ -118,7 +118,9 @@ fn main() {
          /// Where the build looked for the suite, for the skip message.\n\
          pub const SUITE_LOOKED_AT: &str = {looked_at:?};\n\
          /// The generated modules (only their reflection entry points are used here), checked\n\
-         /// by rustc and clippy like any user's crate.\n\
+         /// by rustc and clippy like any user's crate; as a binary using part of their API,\n\
+         /// it marks them `#[allow(dead_code)]`, as `include_schema!(mod name)` does.\n\
+         #[allow(dead_code)]\n\
          mod suite_modules {{\n{modules}}}\n\
          /// Every schema of the suite's `formats/` with what the generator made of it.\n\
          pub static SCHEMAS: &[SchemaEntry] = &[\n{table}];\n"

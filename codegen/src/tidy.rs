@@ -33,7 +33,7 @@ use syn::{Attribute, Expr, Item, Lit, Path, Stmt, Token};
 /// The generated-code interface of `statepack_runtime` this generator emits for
 /// (`statepack_runtime::GENERATED_CODE_INTERFACE`); written into every module as
 /// `require_interface!(N)`.
-pub const RUNTIME_INTERFACE: u32 = 2;
+pub const RUNTIME_INTERFACE: u32 = 3;
 
 /// The path generated serde derives go through.
 const SERDE_PATH: &str = "::statepack_runtime::serde";
@@ -52,9 +52,19 @@ pub fn tidy(file: &mut syn::File, opts: &Options) {
     }
     let n = RUNTIME_INTERFACE as usize;
     let n = proc_macro2::Literal::usize_unsuffixed(n);
-    let mut prelude: Vec<Item> =
-        vec![syn::parse_quote!(::statepack_runtime::require_interface!(#n);)];
+    // Generated code names the runtime's `io` (readers, writers, errors) and `reflect` (the
+    // dynamic view) through `__io` and `__rf`.
+    let mut prelude: Vec<Item> = vec![
+        syn::parse_quote!(::statepack_runtime::require_interface!(#n);),
+        syn::parse_quote!(
+            use ::statepack_runtime::io as __io;
+        ),
+        syn::parse_quote!(
+            use ::statepack_runtime::reflect as __rf;
+        ),
+    ];
     if derives.serde_used {
+        // Also names the runtime's serde `__serde`, which the derives name (one line each).
         prelude.push(syn::parse_quote!(::statepack_runtime::require_serde!();));
     }
     if derives.zlib_used {
@@ -63,34 +73,15 @@ pub fn tidy(file: &mut syn::File, opts: &Options) {
     file.items.splice(0..0, prelude);
 }
 
-/// Marks a top-level item as possibly unused. A schema's module is an API, of which a binary
-/// crate (where every item not reached from `main` is dead) uses a part; without this, every
-/// type, method and constant it does not call would be a `dead_code` warning there. Impl
-/// blocks also allow two clippy lints that follow from the schema rather than the code: a
-/// `switch-on` case of the same type as the default (`if_same_then_else`), and `&*v` on a
-/// value that may be a `&String` or a `&str` (`borrow_deref_ref`); enums allow variant
-/// names with a common part, which are the schema's (`enum_variant_names`).
+/// Allows, on an enum, variant names with a common part (`WalkTrack`, `RunTrack`): they are
+/// the schema's (`clippy::enum_variant_names`). Nothing else is allowed item by item: a
+/// module included with `include_schema!(mod name)` is marked `#[allow(dead_code)]` as a
+/// whole (a binary uses part of a schema's API).
 fn allow_unused(item: &mut Item) {
-    let attrs = match item {
-        Item::Impl(i) => {
-            i.attrs.push(syn::parse_quote!(#[allow(dead_code, clippy::if_same_then_else, clippy::borrow_deref_ref)]));
-            return;
-        }
-        Item::Struct(i) => &mut i.attrs,
-        Item::Enum(i) => {
-            // Variant names are the schema's (`walk_track`, `run_track`).
-            i.attrs
-                .push(syn::parse_quote!(#[allow(dead_code, clippy::enum_variant_names)]));
-            return;
-        }
-        Item::Const(i) => &mut i.attrs,
-        Item::Static(i) => &mut i.attrs,
-        Item::Fn(i) => &mut i.attrs,
-        Item::Type(i) => &mut i.attrs,
-        Item::Mod(i) => &mut i.attrs,
-        _ => return,
-    };
-    attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    if let Item::Enum(i) = item {
+        i.attrs
+            .push(syn::parse_quote!(#[allow(clippy::enum_variant_names)]));
+    }
 }
 
 /// The expression rewrites.
@@ -488,8 +479,7 @@ impl Derives<'_> {
                     if is_serde_path(&p) {
                         if self.opts.serde {
                             let last = &p.segments.last().expect("two segments").ident;
-                            let root: Path = syn::parse_str(SERDE_PATH).expect("valid path");
-                            paths.push(syn::parse_quote!(#root::#last));
+                            paths.push(syn::parse_quote!(__serde::#last));
                             serde = true;
                         }
                     } else {

@@ -186,7 +186,7 @@ fn repeat_expr_until_and_eos() {
     let write = item_in_impl(&f, "Lists", "write_to");
     has(
         &write,
-        "let num_items: u16 = ::statepack_runtime::io::fit(self.items.len() as i128, \"u16\")",
+        "let num_items: u16 = __io::fit(self.items.len() as i128, \"u16\")",
     );
     has(&write, "__w.write_u16be(*__v)");
     has(&write, "UntilMismatch");
@@ -292,7 +292,7 @@ fn switch_on_enum_and_integer_with_default() {
     assert_eq!(item_in_impl(&f, "SwitchDemo", "MIN_LEN"), "14");
     has(
         &item_in_impl(&f, "Line", "read_from"),
-        "Point::read_from(__r)",
+        "__r.node(\"a\", Point::read_from)?",
     );
     has(&item_in_impl(&f, "Point", "read_from"), "__r.read_f32be()");
     has(
@@ -363,12 +363,9 @@ fn sizes_substreams_and_strings() {
     let write = item_in_impl(&f, "Sizes", "write_to");
     has(
         &write,
-        "::statepack_runtime::io::fit(self.header.encoded_len() as i128, \"u32\")",
+        "__io::fit(self.header.encoded_len() as i128, \"u32\")",
     );
-    has(
-        &write,
-        "::statepack_runtime::io::fit(self.name.len() as i128, \"u8\")",
-    );
+    has(&write, "__io::fit(self.name.len() as i128, \"u8\")");
     // A literal size is checked, not derived.
     has(&write, "if (__v.len() as i128) != 4_i128");
     has(&write, "SizeMismatch");
@@ -376,7 +373,10 @@ fn sizes_substreams_and_strings() {
         &write,
         "a zero-terminated string cannot contain a zero byte",
     );
-    has(&item_in_impl(&f, "Sizes", "encoded_len"), "__v.len() + 1");
+    has(
+        &item_in_impl(&f, "Sizes", "encoded_len"),
+        "self.label.len() + 1",
+    );
     // Strings and bytes may be empty; the derived lengths take their bytes.
     assert_eq!(item_in_impl(&f, "Sizes", "MIN_LEN"), "10");
 }
@@ -445,24 +445,21 @@ fn contents_and_valid_rules() {
     has(&read, "if (*__v as i128) != 4_i128");
     has(&read, "((*__v as i128) >= (-5_i128))");
     has(&read, "((*__v) == Mode::Fast) || ((*__v) == Mode::Safe)");
-    has(
-        &read,
-        "::statepack_runtime::io::mod_floor(__elem as i128, 2_i128)",
-    );
+    has(&read, "__io::mod_floor(__elem as i128, 2_i128)");
     // An integer bound on a float field is compared as a float.
     has(&read, "((*__v as f64) >= 0f64)");
     has(
         &read,
-        "AsRef::<str>::as_ref(&(*__v)) != AsRef::<str>::as_ref(&\"abc\")",
+        "AsRef::<str>::as_ref(__v) != AsRef::<str>::as_ref(&\"abc\")",
     );
-    has(&read, "NotValid");
+    has(&read, "DecodeError::not_valid(");
 
     let write = item_in_impl(&f, "Checks", "write_to");
     // The two contents are one fixed run: one array, appended once.
     has(&write, "__b[0..4].copy_from_slice(b\"SPk!\")");
     has(&write, "__b[4..6].copy_from_slice(b\"v1\")");
     has(&write, "__w.write_bytes(&__b)");
-    has(&write, "NotValid");
+    has(&write, "EncodeError::not_valid(");
     has(&write, "must be ASCII");
     // 4 + 2 (contents) + 1 + 2 + 1 + 4 + 4; a sized string counts as possibly empty.
     assert_eq!(item_in_impl(&f, "Checks", "MIN_LEN"), "18");
@@ -545,7 +542,7 @@ fn conditions_names_docs_and_sums() {
     has(&read, "stored, but the parts[].size_bytes values sum to");
 
     let write = item_in_impl(&f, "Conditions", "write_to");
-    has(&write, "EncodeError::presence(\"extra_ms\"");
+    has(&write, "io::present(&self.extra_ms,");
     has(
         &write,
         "self.parts.iter().map(|__e| __e.size_bytes as i128).sum::<i128>()",
@@ -553,10 +550,7 @@ fn conditions_names_docs_and_sums() {
 
     let part = item_in_impl(&f, "Part", "read_from");
     has(&part, "(size_bytes as i128).wrapping_mul(2_i128)");
-    has(
-        &part,
-        "::statepack_runtime::io::div_floor(size_bytes as i128, 2_i128)",
-    );
+    has(&part, "__io::div_floor(size_bytes as i128, 2_i128)");
     has(&part, "if (size_bytes as i128) > 4_i128");
     // A size given by a larger expression is checked on write, so `size_bytes` stays.
     assert_eq!(member_names(&f, "Part"), ["size_bytes", "data"]);
@@ -618,8 +612,10 @@ fn enums_at_the_edges_of_their_types() {
     );
     assert_eq!(member_type(&f, "EnumsDemo", "temperature"), "Temperature");
     let read = item_in_impl(&f, "EnumsDemo", "read_from");
-    has(&read, "Temperature::from_i(__raw as i128)");
-    has(&read, "UnknownEnum");
+    has(
+        &read,
+        "__io::known(__r.offset(), __r.read_i8(), \"temperature\", Temperature::from_i)",
+    );
     has(&read, "__r.read_u64le()");
     has(&read, "(temperature == Temperature::Hot)");
     has(
@@ -660,10 +656,7 @@ fn field_names_that_are_rust_words() {
     // The reader and writer are `__r` and `__w`, names no field can have, so fields called
     // `r` or `w` (a quaternion's w) do not shadow them.
     let read = item_in_impl(&f, "Names", "read_from");
-    has(
-        &read,
-        "(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>)",
-    );
+    has(&read, "(__r: &mut __io::ByteReader<'_, T>)");
     has(&read, "let r: u8 =");
     has(&read, "let w: f32 =");
     has(
@@ -671,10 +664,7 @@ fn field_names_that_are_rust_words() {
         "__r.take_sized((r as i128).wrapping_add(r#type as i128))",
     );
     let write = item_in_impl(&f, "Names", "write_to");
-    has(
-        &write,
-        "(&self, __w: &mut ::statepack_runtime::io::ByteWriter)",
-    );
+    has(&write, "(&self, __w: &mut __io::ByteWriter)");
     has(&write, "__b[1..5].copy_from_slice(&(self.w).to_le_bytes())");
 }
 

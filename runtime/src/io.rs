@@ -168,6 +168,13 @@ pub struct DecodeError {
 }
 
 impl DecodeError {
+    /// A [`DecodeErrorKind::NotValid`] error at `offset`: the value found (`value`, printed)
+    /// breaks `rule`.
+    #[cold]
+    pub fn not_valid(offset: u64, value: String, rule: &'static str) -> Self {
+        Self::new(offset, DecodeErrorKind::NotValid { value, rule })
+    }
+
     /// A new error at `offset` with an empty path; parents add their segments.
     #[cold]
     pub fn new(offset: u64, kind: DecodeErrorKind) -> Self {
@@ -302,6 +309,12 @@ pub struct EncodeError {
 }
 
 impl EncodeError {
+    /// A [`EncodeErrorKind::NotValid`] error: the value (`value`, printed) breaks `rule`.
+    #[cold]
+    pub fn not_valid(value: String, rule: &'static str) -> Self {
+        Self::new(EncodeErrorKind::NotValid { value, rule })
+    }
+
     /// A new error with an empty path; parents add their segments.
     #[cold]
     pub fn new(kind: EncodeErrorKind) -> Self {
@@ -1065,6 +1078,28 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         Ok(v)
     }
 
+    /// Tells the tracer the innermost field, an enum value (`name (value)`), ends here.
+    #[inline(always)]
+    pub fn leave_enum(&mut self, name: &'static str, value: i128) {
+        self.leave(Some(&TraceValue::Enum { name, value }));
+    }
+
+    /// Reads field `name` with `read` and traces it as one node without a value of its own
+    /// (enter, read, leave): the read of a user type, a switch or a list in generated code.
+    ///
+    /// Errors: `read`'s error, with `name` added to its field path.
+    #[inline(always)]
+    pub fn node<V>(
+        &mut self,
+        name: &'static str,
+        read: impl FnOnce(&mut Self) -> Result<V, DecodeError>,
+    ) -> Result<V, DecodeError> {
+        self.enter(PathSeg::Field(name));
+        let v = read(self).map_err(|e| e.in_field(name))?;
+        self.leave::<()>(None);
+        Ok(v)
+    }
+
     #[cold]
     fn eof(&self, needed: usize) -> DecodeError {
         DecodeError::new(
@@ -1770,6 +1805,50 @@ macro_rules! write_prim {
 #[cold]
 #[inline(never)]
 pub fn unlikely() {}
+
+/// The value of a closed enum read as the integer `raw` at `offset`: `from_i`'s value.
+///
+/// Errors: `raw`'s error; [`DecodeErrorKind::UnknownEnum`] (enum `enum_name`) at `offset`
+/// for an integer the enum does not list.
+#[inline(always)]
+pub fn known<E, I: Into<i128>>(
+    offset: u64,
+    raw: Result<I, DecodeError>,
+    enum_name: &'static str,
+    from_i: impl FnOnce(i128) -> Option<E>,
+) -> Result<E, DecodeError> {
+    let value = raw?.into();
+    from_i(value)
+        .ok_or_else(|| DecodeError::new(offset, DecodeErrorKind::UnknownEnum { enum_name, value }))
+}
+
+/// The value of an optional field to write: `Some` when its `if` condition holds (`holds`)
+/// and the value is there, `None` when neither.
+///
+/// Errors: [`EncodeError::presence`] (field `name`, condition `condition`) when one is
+/// without the other.
+#[inline(always)]
+pub fn present<'a, T>(
+    value: &'a Option<T>,
+    holds: bool,
+    name: &'static str,
+    condition: &'static str,
+) -> Result<Option<&'a T>, EncodeError> {
+    match (holds, value) {
+        (true, Some(v)) => Ok(Some(v)),
+        (false, None) => Ok(None),
+        (holds, v) => Err(EncodeError::presence(name, condition, holds, v.is_some())),
+    }
+}
+
+/// Runs `f` out of line, as rarely run code: a generated reader whose fixed run failed
+/// reads the whole value again field by field through it, so the inlined fast reader holds
+/// no field-by-field code. Returns what `f` returns.
+#[cold]
+#[inline(never)]
+pub fn cold<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
 
 /// The error of a bit field value wider than its field.
 #[cold]

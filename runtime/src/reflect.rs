@@ -103,6 +103,34 @@ pub trait ToValue {
     fn to_value(&self) -> Value<'_>;
 }
 
+/// A list member (a repeated field, a list param): each element's [`Value`], in order.
+pub fn list<T: ToValue>(items: &[T]) -> Value<'_> {
+    Value::List(items.iter().map(ToValue::to_value).collect())
+}
+
+/// A list member under an `if`: [`list`] of it, or [`Value::Null`] when it is absent.
+pub fn opt_list<'a, T: ToValue + 'a, L: AsRef<[T]>>(items: &'a Option<L>) -> Value<'a> {
+    items.as_ref().map_or(Value::Null, |l| list(l.as_ref()))
+}
+
+/// A member of fixed bytes (a `contents` field).
+pub fn fixed_bytes(bytes: &'static [u8]) -> Value<'static> {
+    Value::Bytes(Cow::Borrowed(bytes))
+}
+
+/// Implements [`ToValue`] for a generated user type (which implements [`Reflect`]): the
+/// value is [`Value::Struct`] of itself.
+#[macro_export]
+macro_rules! struct_to_value {
+    ($name:ident) => {
+        impl $crate::reflect::ToValue for $name {
+            fn to_value(&self) -> $crate::reflect::Value<'_> {
+                $crate::reflect::Value::Struct(self)
+            }
+        }
+    };
+}
+
 macro_rules! int_to_value {
     ($($t:ty),*) => {$(
         impl ToValue for $t {

@@ -206,7 +206,7 @@ fn bitvec_impls(t: &TypeShape<'_>) -> TokenStream {
             pub fn read_bits(
                 bits: &::statepack_runtime::bitvec::slice::BitSlice<u8, ::statepack_runtime::bitvec::order::Msb0>
                 #(, #params)*
-            ) -> ::std::result::Result<(Self, usize), ::statepack_runtime::io::DecodeError> {
+            ) -> ::std::result::Result<(Self, usize), __io::DecodeError> {
                 ::statepack_runtime::interop::bits::read(bits, #rf)
             }
             #[doc = " Writes this value as exactly its bits (most significant bit first, no padding after a value that ends inside a byte)."]
@@ -214,7 +214,7 @@ fn bitvec_impls(t: &TypeShape<'_>) -> TokenStream {
             #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field when a value does not fit."]
             pub fn to_bits(
                 &self,
-            ) -> ::std::result::Result<::statepack_runtime::bitvec::vec::BitVec<u8, ::statepack_runtime::bitvec::order::Msb0>, ::statepack_runtime::io::EncodeError> {
+            ) -> ::std::result::Result<::statepack_runtime::bitvec::vec::BitVec<u8, ::statepack_runtime::bitvec::order::Msb0>, __io::EncodeError> {
                 ::statepack_runtime::interop::bits::write(|__w| self.write_to(__w))
             }
         }

@@ -53,7 +53,7 @@ pub(crate) fn bits_write(width: u8, offset_binary: bool, le: bool) -> TokenStrea
         (33.., false) => quote!(__w.#m(*__v, #w)?),
         (_, false) => quote!(__w.#m(u64::from(*__v), #w)?),
         (_, true) => quote! {{
-            let __code = ::statepack_runtime::bits::to_offset_binary(*__v as i64, #w).map_err(|_| ::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::OutOfRange { value: __v.to_string(), ty: "this offset-binary bit field" }))?;
+            let __code = ::statepack_runtime::bits::to_offset_binary(*__v as i64, #w).map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange { value: __v.to_string(), ty: "this offset-binary bit field" }))?;
             __w.#m(__code, #w)?
         }},
     }
@@ -64,7 +64,7 @@ pub(crate) fn bits_write(width: u8, offset_binary: bool, le: bool) -> TokenStrea
 pub(crate) fn bits_leave(width: u8, offset_binary: bool) -> TokenStream {
     let w = u32::from(width);
     if offset_binary {
-        quote!(__r.leave(Some(&::statepack_runtime::io::TraceValue::Coded {
+        quote!(__r.leave(Some(&__io::TraceValue::Coded {
             value: __v as i128,
             code: ::statepack_runtime::bits::to_offset_binary(__v as i64, #w).unwrap_or(0),
             encoding: "offset binary",
@@ -87,14 +87,14 @@ pub(crate) fn varint_read(f: &Field, fid: &str) -> TokenStream {
         let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
         let mut __i = 0usize;
         let __value: u64 = loop {
-            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+            __r.enter(__io::PathSeg::Index(__i));
             let __g: u8 = #group.map_err(|e| e.in_index(__i).in_field(#fid))?;
             __r.leave(Some(&__g));
             match __leb.push(__g) {
                 Ok(Some(__v)) => break __v,
                 Ok(None) => __i += 1,
                 Err(__fault) => {
-                    return Err(::statepack_runtime::io::DecodeError::new(__start, ::statepack_runtime::io::DecodeErrorKind::Semantic(__fault.to_string())).in_field(#fid));
+                    return Err(__io::DecodeError::new(__start, __io::DecodeErrorKind::Semantic(__fault.to_string())).in_field(#fid));
                 }
             }
         };

@@ -109,13 +109,7 @@ impl Emitter<'_> {
                     }
                     Some(e) => {
                         let ei = type_ident(e);
-                        quote! {{
-                            let __at = __r.offset();
-                            match #m {
-                                Ok(__raw) => #ei::from_i(__raw as i128).ok_or_else(|| ::statepack_runtime::io::DecodeError::new(__at, ::statepack_runtime::io::DecodeErrorKind::UnknownEnum { enum_name: #e, value: __raw as i128 })),
-                                Err(e) => Err(e),
-                            }
-                        }}
+                        quote!(__io::known(__r.offset(), #m, #e, #ei::from_i))
                     }
                 }
             }
@@ -138,13 +132,7 @@ impl Emitter<'_> {
                 if self.open_enums.contains(e) && !f.strict {
                     quote!(__r.#m(#w).map(|__raw| #ei::from_i_open(__raw as i128)))
                 } else {
-                    quote! {{
-                        let __at = __r.offset();
-                        match __r.#m(#w) {
-                            Ok(__raw) => #ei::from_i(__raw as i128).ok_or_else(|| ::statepack_runtime::io::DecodeError::new(__at, ::statepack_runtime::io::DecodeErrorKind::UnknownEnum { enum_name: #e, value: __raw as i128 })),
-                            Err(e) => Err(e),
-                        }
-                    }}
+                    quote!(__io::known(__r.offset(), __r.#m(#w), #e, #ei::from_i))
                 }
             }
             FieldKind::Bits {
@@ -202,7 +190,7 @@ impl Emitter<'_> {
                 let read = quote! {
                     __r.read_terminated(#n, #term).and_then(|(__val, __tl)| {
                         #keep
-                        let mut __sub = ::statepack_runtime::io::ByteReader::new(__val);
+                        let mut __sub = __io::ByteReader::new(__val);
                         #[allow(unused_mut)]
                         let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
                         #finish
@@ -236,10 +224,8 @@ impl Emitter<'_> {
                     quote!(#tail.push(__tl.to_vec());)
                 };
                 let value = match str_enc {
-                    Some(enc) => quote!(::statepack_runtime::io::decode_str(__val, #enc, __at)),
-                    None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
-                        __val.to_vec()
-                    )),
+                    Some(enc) => quote!(__io::decode_str(__val, #enc, __at)),
+                    None => quote!(Ok::<_, __io::DecodeError>(__val.to_vec())),
                 };
                 quote! {{
                     let __at = __r.offset();
@@ -257,16 +243,14 @@ impl Emitter<'_> {
                 };
                 let take = match self.size_value(&size, scope, &kp)? {
                     Some(n) => quote!(__r.take_sized(#n)),
-                    None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
-                        __r.take_rest()
-                    )),
+                    None => quote!(Ok::<_, __io::DecodeError>(__r.take_rest())),
                 };
                 let (setup, proc_) = self.processor(f, scope)?;
                 let (_, _, custom) = Self::process_fns(f);
                 let unfn_within = if custom {
                     quote!(::statepack_runtime::process::unprocess_custom_within)
                 } else {
-                    quote!(::statepack_runtime::io::unprocess_within)
+                    quote!(__io::unprocess_within)
                 };
                 let stored = temp_for("stored", &f.id);
                 let keep = if matches!(f.repeat, Repeat::None) {
@@ -295,8 +279,8 @@ impl Emitter<'_> {
                             #unfn_within(#proc_, __s, __at, __r.processed_room()).and_then(|__d| {
                                 __r.charge_processed(__d.len(), __at)?;
                                 let __share = __r.processed_share();
-                                if <T as ::statepack_runtime::io::Tracer>::SILENT {
-                                    let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d).sharing(__share);
+                                if <T as __io::Tracer>::SILENT {
+                                    let mut __sub = __io::ByteReader::new(&__d).sharing(__share);
                                     #[allow(unused_mut)]
                                     let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
                                     let __res = #finish;
@@ -305,7 +289,7 @@ impl Emitter<'_> {
                                 } else {
                                     // The sub-reader borrows `__r`'s tracer until the block ends.
                                     let (__res, __used) = {
-                                        let mut __sub = ::statepack_runtime::io::ByteReader::with_tracer(&__d, __r.relay()).sharing(__share);
+                                        let mut __sub = __io::ByteReader::with_tracer(&__d, __r.relay()).sharing(__share);
                                         #[allow(unused_mut)]
                                         let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
                                         (#finish, __sub.processed_used())
@@ -354,9 +338,7 @@ impl Emitter<'_> {
         Some(match &f.kind {
             FieldKind::Bytes(size) => match self.size_value(size, scope, &kp)? {
                 Some(n) => quote!(__r.take_sized(#n).map(|b| b.to_vec())),
-                None => quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
-                    __r.take_rest().to_vec()
-                )),
+                None => quote!(Ok::<_, __io::DecodeError>(__r.take_rest().to_vec())),
             },
             FieldKind::Str { size, encoding } => {
                 let take = match size {
@@ -364,15 +346,13 @@ impl Emitter<'_> {
                     Some(s) => match self.size_value(s, scope, &kp)? {
                         Some(n) => quote!(__r.take_sized(#n)),
                         None => {
-                            quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(
-                                __r.take_rest()
-                            ))
+                            quote!(Ok::<_, __io::DecodeError>(__r.take_rest()))
                         }
                     },
                 };
                 quote! {{
                     let __at = __r.offset();
-                    #take.and_then(|b| ::statepack_runtime::io::decode_str(b, #encoding, __at))
+                    #take.and_then(|b| __io::decode_str(b, #encoding, __at))
                 }}
             }
             FieldKind::Contents(c) => {
@@ -462,13 +442,13 @@ impl Emitter<'_> {
                 let mut default = if has_no_case(f) {
                     // Kaitai Struct: no case and no `_` reads nothing; the member holds no value.
                     if switch_sized(f) {
-                        quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(#en::NoCase(__r.take_rest().to_vec())))
+                        quote!(Ok::<_, __io::DecodeError>(#en::NoCase(__r.take_rest().to_vec())))
                     } else {
-                        quote!(Ok::<_, ::statepack_runtime::io::DecodeError>(#en::NoCase))
+                        quote!(Ok::<_, __io::DecodeError>(#en::NoCase))
                     }
                 } else {
                     quote! {
-                        Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::NotValid { value: #shown, rule: "must select one of the switch cases" }))
+                        Err(__io::DecodeError::not_valid(__r.offset(), #shown, "must select one of the switch cases"))
                     }
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {

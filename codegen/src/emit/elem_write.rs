@@ -44,7 +44,7 @@ impl Emitter<'_> {
                     Some(e) if self.open_enums.contains(e) => {
                         // An unlisted value may not fit the stored type: refuse, never wrap.
                         let tn = int_ty_name(*bytes, *signed);
-                        w(quote!(::statepack_runtime::io::fit::<#ty>(__v.to_i(), #tn)?))
+                        w(quote!(__io::fit::<#ty>(__v.to_i(), #tn)?))
                     }
                     Some(_) => w(quote!(__v.to_i() as #ty)),
                 }
@@ -64,7 +64,7 @@ impl Emitter<'_> {
                     quote!(write_bits_be)
                 };
                 let w = u32::from(*width);
-                quote!(__w.#m(::statepack_runtime::io::fit::<u64>(__v.to_i(), "this bit field")?, #w)?)
+                quote!(__w.#m(__io::fit::<u64>(__v.to_i(), "this bit field")?, #w)?)
             }
             FieldKind::Bits {
                 width,
@@ -111,16 +111,16 @@ impl Emitter<'_> {
                             self.child_write(f, name, scope, &kp, quote!(__v), quote!(&mut __sw))?;
                         quote! {
                             #checks
-                            let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                            let mut __sw = __io::ByteWriter::new();
                             #call?;
-                            let __d = __sw.into_stream_bytes(__w)?;
+                            let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                         }
                     }
                     _ => quote!(let __d: &[u8] = &__v[..];),
                 };
                 let process = quote! {
                     #setup
-                    #refn(#proc_, &__d, #kept)#re_q
+                    #refn(#proc_, __d, #kept)#re_q
                 };
                 let process = self.proc_args_after(f, &size, scope, &kp, process)?;
                 quote!({
@@ -149,7 +149,7 @@ impl Emitter<'_> {
                     self.child_write(f, name, scope, &kp, quote!(__v), quote!(&mut __sw))?;
                 quote!({
                     #checks
-                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                    let mut __sw = __io::ByteWriter::new();
                     #call?;
                     let __d = __sw.into_stream_bytes(__w)?;
                     __w.write_terminated(&__d, #tail, #n, #term)?;
@@ -177,7 +177,7 @@ impl Emitter<'_> {
                 };
                 let bytes = match &f.kind {
                     FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => {
-                        quote!(&::statepack_runtime::io::encode_str(__v, #encoding)?)
+                        quote!(&__io::encode_str(__v, #encoding)?)
                     }
                     _ if is_str => quote!(__v.as_bytes()),
                     _ => quote!(&__v[..]),
@@ -187,7 +187,7 @@ impl Emitter<'_> {
                         encoding: "ASCII", ..
                     } => quote! {
                         if !__v.is_ascii() {
-                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "must be ASCII" }));
+                            return Err(__io::EncodeError::not_valid(format!("{:?}", __v), "must be ASCII"));
                         }
                     },
                     _ => quote!(),
@@ -210,7 +210,7 @@ impl Emitter<'_> {
                 let enc_check = if *encoding == "ASCII" {
                     quote! {
                         if !__v.is_ascii() {
-                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "must be ASCII" }));
+                            return Err(__io::EncodeError::not_valid(format!("{:?}", __v), "must be ASCII"));
                         }
                     }
                 } else {
@@ -221,16 +221,16 @@ impl Emitter<'_> {
                     let enc = *encoding;
                     return Some(match size {
                         None => quote!({
-                            let __b = ::statepack_runtime::io::encode_str(__v, #enc)?;
+                            let __b = __io::encode_str(__v, #enc)?;
                             if __b.contains(&0) {
-                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "a zero-terminated string cannot contain a zero byte" }));
+                                return Err(__io::EncodeError::not_valid(format!("{:?}", __v), "a zero-terminated string cannot contain a zero byte"));
                             }
                             __w.write_bytes(&__b);
                             __w.write_u8(0);
                         }),
                         Some(s) => {
                             let check = self.size_check(f, s, scope, &kp, quote!(__b.len()))?;
-                            quote!({ let __b = ::statepack_runtime::io::encode_str(__v, #enc)?; #check __w.write_bytes(&__b); })
+                            quote!({ let __b = __io::encode_str(__v, #enc)?; #check __w.write_bytes(&__b); })
                         }
                     });
                 }
@@ -238,7 +238,7 @@ impl Emitter<'_> {
                     None => quote!({
                         #enc_check
                         if __v.as_bytes().contains(&0) {
-                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: format!("{:?}", __v), rule: "a zero-terminated string cannot contain a zero byte" }));
+                            return Err(__io::EncodeError::not_valid(format!("{:?}", __v), "a zero-terminated string cannot contain a zero byte"));
                         }
                         __w.write_bytes(__v.as_bytes());
                         __w.write_u8(0);
@@ -277,9 +277,9 @@ impl Emitter<'_> {
                         #call?;
                         let __len = __v.encoded_len();
                         if __w.len() - __at != __len {
-                            return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("the value wrote {} byte(s) but measured {} with its `__ctx_` members: set them to the values of its `_parent`/`_root` paths", __w.len() - __at, __len))));
+                            return Err(__io::EncodeError::new(__io::EncodeErrorKind::Semantic(format!("the value wrote {} byte(s) but measured {} with its `__ctx_` members: set them to the values of its `_parent`/`_root` paths", __w.len() - __at, __len))));
                         }
-                        ::std::result::Result::<(), ::statepack_runtime::io::EncodeError>::Ok(())
+                        ::std::result::Result::<(), __io::EncodeError>::Ok(())
                     });
                 }
                 if size.is_some() && self.type_needs_io(name) {
@@ -392,7 +392,7 @@ impl Emitter<'_> {
                         };
                         let reject = rejects.map(|r| quote! {
                             if #r {
-                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: #name }));
+                                return Err(__io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: #name }));
                             }
                         });
                         quote! {
@@ -414,7 +414,7 @@ impl Emitter<'_> {
                     quote! {
                         #pat => {
                             if #(#all)||* {
-                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: "no case" }));
+                                return Err(__io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: "no case" }));
                             }
                             #put
                         }
@@ -475,7 +475,7 @@ impl Emitter<'_> {
         let (pchecks, call) = self.child_write(f, name, scope, &f.key_path, v, quote!(&mut __m))?;
         Some(quote!({
             #pchecks
-            let mut __m = ::statepack_runtime::io::ByteWriter::new();
+            let mut __m = __io::ByteWriter::new();
             #call?;
             __m.into_bytes()
         }))
@@ -518,24 +518,25 @@ impl Emitter<'_> {
             Some(n) => quote! {
                 if (#actual as i128) != #n {
                     #probe
-                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::SizeMismatch { expected: u64::try_from(#n).unwrap_or(u64::MAX), found: #actual }));
+                    return Err(__io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch { expected: u64::try_from(#n).unwrap_or(u64::MAX), found: #actual }));
                 }
             },
         })
     }
 
-    pub(super) fn elem_len(&self, f: &Field) -> TokenStream {
+    /// The encoded length of one element of `f`, the value `v` (a place or a reference).
+    pub(super) fn elem_len(&self, f: &Field, v: &TokenStream) -> TokenStream {
         match &f.kind {
             FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
                 lit_usize(*bytes as usize).into_token_stream_usize()
             }
             // Never used: a type with bit fields measures itself by writing (see emit_type).
             FieldKind::Bits { .. } => quote!(0usize),
-            FieldKind::Bytes(_) => quote!(__v.len()),
-            FieldKind::Str { size: None, .. } => quote!(__v.len() + 1),
-            FieldKind::Str { .. } => quote!(__v.len()),
+            FieldKind::Bytes(_) => quote!(#v.len()),
+            FieldKind::Str { size: None, .. } => quote!(#v.len() + 1),
+            FieldKind::Str { .. } => quote!(#v.len()),
             FieldKind::Contents(c) => lit_usize(c.len()).into_token_stream_usize(),
-            FieldKind::User { .. } | FieldKind::Switch { .. } => quote!(__v.encoded_len()),
+            FieldKind::User { .. } | FieldKind::Switch { .. } => quote!(#v.encoded_len()),
         }
     }
 
@@ -608,12 +609,19 @@ impl Emitter<'_> {
             Ty::Float => Ty::Float,
             _ => Ty::Int,
         };
+        // A string or byte array is compared through the reference `__v` itself.
+        let val_ref = match &ty {
+            Ty::Str | Ty::Bytes if number_switch.is_none() => quote!(__v),
+            _ => quote!(&#val),
+        };
         let cmp = |me: &mut Self, e: &SrcExpr, op: TokenStream| -> Option<TokenStream> {
             let x = me.expect_ty(e, &s2, &kp, want.clone())?;
             Some(match want {
-                Ty::Str => quote!((AsRef::<str>::as_ref(&#val) #op AsRef::<str>::as_ref(&#x))),
+                Ty::Str => quote!((AsRef::<str>::as_ref(#val_ref) #op AsRef::<str>::as_ref(&#x))),
                 // Bytes compare as unsigned bytes, element by element, as in Kaitai.
-                Ty::Bytes => quote!((AsRef::<[u8]>::as_ref(&#val) #op AsRef::<[u8]>::as_ref(&#x))),
+                Ty::Bytes => {
+                    quote!((AsRef::<[u8]>::as_ref(#val_ref) #op AsRef::<[u8]>::as_ref(&#x)))
+                }
                 _ => quote!((#val #op #x)),
             })
         };

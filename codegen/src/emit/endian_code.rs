@@ -102,14 +102,14 @@ impl Emitter<'_> {
                     #chosen
                     let #flag: bool = match __order {
                         ::std::option::Option::Some(__o) => __o,
-                        ::std::option::Option::None => return Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::Semantic(format!(#what, #on_ts)))),
+                        ::std::option::Option::None => return Err(__io::DecodeError::new(__r.offset(), __io::DecodeErrorKind::Semantic(format!(#what, #on_ts)))),
                     };
                 },
                 (None, _) => quote! {
                     #chosen
                     let #flag: bool = match __order {
                         ::std::option::Option::Some(__o) => __o,
-                        ::std::option::Option::None => return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!(#what, #on_ts)))),
+                        ::std::option::Option::None => return Err(__io::EncodeError::new(__io::EncodeErrorKind::Semantic(format!(#what, #on_ts)))),
                     };
                 },
             });

@@ -72,7 +72,15 @@ impl Exact {
     /// A byte-aligned stretch of `bytes` (a `usize` expression), after the writer pads to
     /// the next byte.
     pub(super) fn aligned_bytes(&mut self, bytes: TokenStream) {
-        self.push(quote! { __bits = __bits.div_ceil(8) * 8 + 8 * (#bytes); });
+        let bits =
+            match syn::parse2::<syn::LitInt>(bytes.clone()).map(|n| n.base10_parse::<usize>()) {
+                Ok(Ok(n)) => {
+                    let b = proc_macro2::Literal::usize_unsuffixed(8 * n);
+                    quote!(#b)
+                }
+                _ => quote!(8 * (#bytes)),
+            };
+        self.push(quote! { __bits = __bits.div_ceil(8) * 8 + #bits; });
     }
 
     /// One field of the `seq` (not positional), with `bytes`, the byte-level length
@@ -113,6 +121,7 @@ impl Exact {
                 }
                 let one = match f.repeat {
                     Repeat::None => quote!(#w),
+                    _ if w == 1 => quote!(__val.len()),
                     _ => quote!(__val.len() * #w),
                 };
                 let step = match &f.cond {
@@ -167,7 +176,7 @@ pub(super) fn fallback_body(why: &str) -> (TokenStream, TokenStream) {
     (
         quote!(#[doc = #note]),
         quote! {
-            let mut __w = ::statepack_runtime::io::ByteWriter::new();
+            let mut __w = __io::ByteWriter::new();
             let _ = self.write_to(&mut __w);
             __w.len()
         },
@@ -183,7 +192,7 @@ pub(super) fn probe_on_mismatch(kind: &FieldKind) -> TokenStream {
     match kind {
         FieldKind::User { .. } => quote! {
             {
-                let mut __probe = ::statepack_runtime::io::ByteWriter::new();
+                let mut __probe = __io::ByteWriter::new();
                 __v.write_to(&mut __probe)?;
             }
         },

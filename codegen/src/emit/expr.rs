@@ -195,7 +195,7 @@ impl Emitter<'_> {
                     Ty::Opt(inner) => {
                         let msg = format!("`{n}` is absent (its `if` is false)");
                         self.fallible.set(true);
-                        let reference = quote!((match &#id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q);
+                        let reference = quote!((match &#id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }) #q);
                         match &**inner {
                             Ty::Int | Ty::Float if wide => {
                                 (quote!((*#reference)), (**inner).clone())
@@ -279,7 +279,7 @@ impl Emitter<'_> {
                     ),
                     ("to_i", Ty::Str) => {
                         self.fallible.set(true);
-                        (quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), 10) #q), Ty::Int)
+                        (quote!(__io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), 10) #q), Ty::Int)
                     }
                     ("first" | "last" | "min" | "max", Ty::List(_) | Ty::Bytes) => {
                         let elem = match &ty {
@@ -291,10 +291,10 @@ impl Emitter<'_> {
                         }
                         self.fallible.set(true);
                         let r = match attr.as_str() {
-                            "first" => quote!(::statepack_runtime::io::expr_at(&(#ts)[..], 0) #q),
-                            "last" => quote!(::statepack_runtime::io::expr_last(&(#ts)[..]) #q),
-                            "min" => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], false) #q),
-                            _ => quote!(::statepack_runtime::io::expr_extreme(&(#ts)[..], true) #q),
+                            "first" => quote!(__io::expr_at(&(#ts)[..], 0) #q),
+                            "last" => quote!(__io::expr_last(&(#ts)[..]) #q),
+                            "min" => quote!(__io::expr_extreme(&(#ts)[..], false) #q),
+                            _ => quote!(__io::expr_extreme(&(#ts)[..], true) #q),
                         };
                         elem_value(r, elem)
                     }
@@ -330,10 +330,7 @@ impl Emitter<'_> {
                 let (it, _) = self.cx(index, itx, scope)?;
                 let elem = te.ty.clone();
                 self.fallible.set(true);
-                elem_value(
-                    quote!(::statepack_runtime::io::expr_at(&(#ts)[..], #it) #q),
-                    elem,
-                )
+                elem_value(quote!(__io::expr_at(&(#ts)[..], #it) #q), elem)
             }
             Expr::List(items) => {
                 if !items.is_empty()
@@ -413,7 +410,7 @@ impl Emitter<'_> {
                         let (a, b) = (&vals[0].0, &vals[1].0);
                         self.fallible.set(true);
                         (
-                            quote!(::statepack_runtime::io::expr_substring(AsRef::<str>::as_ref(&#ts), #a, #b) #q),
+                            quote!(__io::expr_substring(AsRef::<str>::as_ref(&#ts), #a, #b) #q),
                             Ty::Str,
                         )
                     }
@@ -421,7 +418,7 @@ impl Emitter<'_> {
                         let r = &vals[0].0;
                         self.fallible.set(true);
                         (
-                            quote!(::statepack_runtime::io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), #r) #q),
+                            quote!(__io::expr_str_to_i(AsRef::<str>::as_ref(&#ts), #r) #q),
                             Ty::Int,
                         )
                     }
@@ -434,7 +431,7 @@ impl Emitter<'_> {
                         };
                         self.fallible.set(true);
                         (
-                            quote!(::statepack_runtime::io::expr_bytes_to_s(AsRef::<[u8]>::as_ref(&#ts), #enc) #q),
+                            quote!(__io::expr_bytes_to_s(AsRef::<[u8]>::as_ref(&#ts), #enc) #q),
                             Ty::Str,
                         )
                     }
@@ -474,7 +471,7 @@ impl Emitter<'_> {
                             quote!((*__b as i128))
                         };
                         return Ok((
-                            quote!((#ts).iter().map(|__b| u8::try_from(#elem).map_err(|_| ::statepack_runtime::io::ExprError(::std::format!("{} is not a byte value (0..=255)", __b)))).collect::<::std::result::Result<::std::vec::Vec<u8>, _>>() #q),
+                            quote!((#ts).iter().map(|__b| u8::try_from(#elem).map_err(|_| __io::ExprError(::std::format!("{} is not a byte value (0..=255)", __b)))).collect::<::std::result::Result<::std::vec::Vec<u8>, _>>() #q),
                             Ty::Bytes,
                         ));
                     }
@@ -494,7 +491,7 @@ impl Emitter<'_> {
                             let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
                             self.fallible.set(true);
                             return Ok((
-                                quote!((match &(#ts) { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+                                quote!((match &(#ts) { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }) #q),
                                 Ty::User(tn),
                             ));
                         }
@@ -680,10 +677,7 @@ impl Emitter<'_> {
                         if aty == Ty::Float && bty == Ty::Float && *op == BinOp::Mod {
                             // Floored, as the integer `%` (docs/schema-language.md, "One
                             // semantics").
-                            return Ok((
-                                quote!(::statepack_runtime::io::expr_fmod_floor(#at, #bt)),
-                                Ty::Float,
-                            ));
+                            return Ok((quote!(__io::expr_fmod_floor(#at, #bt)), Ty::Float));
                         }
                         if aty == Ty::Float
                             && bty == Ty::Float
@@ -727,15 +721,9 @@ impl Emitter<'_> {
                                         // Kaitai Struct's rules: `/` rounds down, `%`
                                         // takes the divisor's sign.
                                         if *op == BinOp::Div {
-                                            (
-                                                quote!(::statepack_runtime::io::div_floor(#at, #bt)),
-                                                Ty::Int,
-                                            )
+                                            (quote!(__io::div_floor(#at, #bt)), Ty::Int)
                                         } else {
-                                            (
-                                                quote!(::statepack_runtime::io::mod_floor(#at, #bt)),
-                                                Ty::Int,
-                                            )
+                                            (quote!(__io::mod_floor(#at, #bt)), Ty::Int)
                                         }
                                     }
                                     Some(_) => return Err(mismatch(e)),
@@ -744,9 +732,9 @@ impl Emitter<'_> {
                                     None => {
                                         self.fallible.set(true);
                                         let f = if *op == BinOp::Div {
-                                            quote!(::statepack_runtime::io::expr_div_floor)
+                                            quote!(__io::expr_div_floor)
                                         } else {
-                                            quote!(::statepack_runtime::io::expr_mod_floor)
+                                            quote!(__io::expr_mod_floor)
                                         };
                                         (quote!(#f(#at, #bt) #q), Ty::Int)
                                     }
@@ -767,10 +755,7 @@ impl Emitter<'_> {
                                 None => {
                                     self.fallible.set(true);
                                     let left = *op == BinOp::Shl;
-                                    (
-                                        quote!(::statepack_runtime::io::expr_shift(#at, #bt, #left) #q),
-                                        Ty::Int,
-                                    )
+                                    (quote!(__io::expr_shift(#at, #bt, #left) #q), Ty::Int)
                                 }
                             },
                         }
@@ -840,7 +825,7 @@ impl Emitter<'_> {
                     let msg = format!("`{attr}` of `{tn}` is absent (its `if` is false)");
                     self.fallible.set(true);
                     elem_value(
-                        quote!((match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+                        quote!((match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }) #q),
                         (**inner).clone(),
                     )
                 }
@@ -1116,7 +1101,7 @@ impl Emitter<'_> {
             };
             checks.push(quote! {
                 if #differs {
-                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, #v.#pi, #a))));
+                    return Err(__io::EncodeError::new(__io::EncodeErrorKind::Semantic(format!("param `{}` of the value is {:?} but the schema gives {:?}", #pn, #v.#pi, #a))));
                 }
             });
         }
@@ -1227,7 +1212,7 @@ impl Emitter<'_> {
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         self.fallible.set(true);
         Ok((
-            quote!((if #ct { ::std::result::Result::Ok(#ts) } else { ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from(#msg))) }) #q),
+            quote!((if #ct { ::std::result::Result::Ok(#ts) } else { ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }) #q),
             ty,
         ))
     }

@@ -45,7 +45,7 @@ fn trace_leave(f: &Field, is_leaf: bool) -> TokenStream {
         }
     ) {
         // Enum values are traced by their schema name and stored integer.
-        quote!(__r.leave(Some(&::statepack_runtime::io::TraceValue::Enum { name: __v.name(), value: __v.to_i() }));)
+        quote!(__r.leave_enum(__v.name(), __v.to_i());)
     } else if let FieldKind::Bits {
         width,
         offset_binary,
@@ -73,6 +73,47 @@ fn infallible(code: &TokenStream) -> bool {
         proc_macro2::TokenTree::Group(g) => infallible(&g.stream()),
         proc_macro2::TokenTree::Literal(_) => true,
     })
+}
+
+/// The read of a field in one call, without checks (`elem_read` cannot fail or leave
+/// early): a number, string or byte array through one `leaf` call, which enters, reads,
+/// names the field in an error and leaves with the value (`leave`); a user type or switch
+/// through one `node` call, which leaves without a value. `None` for another `leave`.
+fn one_call_read(fid: &str, leave: &TokenStream, elem_read: &TokenStream) -> Option<TokenStream> {
+    let leave_s = leave.to_string();
+    if leave_s == quote!(__r.leave(Some(&__v));).to_string() {
+        Some(quote!(__r.leaf(#fid, |__r| #elem_read)?))
+    } else if leave_s == quote!(__r.leave::<()>(None);).to_string() {
+        let read = fn_of_reader(elem_read).unwrap_or_else(|| quote!(|__r| #elem_read));
+        Some(quote!(__r.node(#fid, #read)?))
+    } else {
+        None
+    }
+}
+
+/// The function `f` when `code` is the call `f(__r)` of a path (`Header::read_from(__r)`),
+/// which a reader helper takes as it is (a closure around it would be redundant).
+fn fn_of_reader(code: &TokenStream) -> Option<TokenStream> {
+    use proc_macro2::TokenTree as T;
+    let mut toks: Vec<T> = code.clone().into_iter().collect();
+    if let [T::Group(g)] = toks.as_slice() {
+        if g.delimiter() == proc_macro2::Delimiter::Brace {
+            toks = g.stream().into_iter().collect();
+        }
+    }
+    let (T::Group(args), path) = toks.split_last()? else {
+        return None;
+    };
+    let plain_path = !path.is_empty()
+        && path.iter().all(|t| match t {
+            T::Ident(_) => true,
+            T::Punct(p) => p.as_char() == ':',
+            _ => false,
+        });
+    (args.delimiter() == proc_macro2::Delimiter::Parenthesis
+        && args.stream().to_string() == "__r"
+        && plain_path)
+        .then(|| path.iter().cloned().collect())
 }
 
 /// The call `x` when the statements `code` are one `x?` (in braces or not, with or without
@@ -114,7 +155,7 @@ fn read_stmt(
     let enter = if f.at.as_ref().is_some_and(|a| a.io_of.is_none()) {
         quote!()
     } else {
-        quote!(__r.enter(::statepack_runtime::io::PathSeg::Field(#fid));)
+        quote!(__r.enter(__io::PathSeg::Field(#fid));)
     };
     match (cond, leaf) {
         (Some(c), Some(leaf)) => quote! {
@@ -207,7 +248,13 @@ impl Emitter<'_> {
 
     /// The values the member, read, write and length code of field `f` share.
     fn field_cx(&self, t: &TypeDef, f: &Field, derived: &HashMap<String, Derived>) -> FieldCx {
-        let id = field_ident(&f.id);
+        // The reader binds a `contents` field's `()` under `_` + its name: nothing uses it
+        // (an expression that names the field gets its bytes, bound under the name itself).
+        let id = if matches!(f.kind, FieldKind::Contents(_)) {
+            format_ident!("_{}", f.id)
+        } else {
+            field_ident(&f.id)
+        };
         let fid = f.id.clone();
         let kp = f.key_path.clone();
         let is_derived = derived.contains_key(&f.id);
@@ -298,7 +345,7 @@ impl Emitter<'_> {
             // Byte fields are hex strings in JSON (`bytes_json`), not one number per byte.
             let float_json = match f.kind {
                 FieldKind::Float { .. } => {
-                    quote!(#[serde(with = "::statepack_runtime::io::float_json")])
+                    quote!(#[serde(with = "__io::float_json")])
                 }
                 FieldKind::Bytes(_) => {
                     quote!(#[serde(with = "::statepack_runtime::bytes_json")])
@@ -420,7 +467,7 @@ impl Emitter<'_> {
                 {
                     let __v = &__v;
                     if !(#c) {
-                        return Err(::statepack_runtime::io::DecodeError::new(__el_at, ::statepack_runtime::io::DecodeErrorKind::NotValid { value: #shown, rule: #rule_id }) #idx .in_field(#fid));
+                        return Err(__io::DecodeError::not_valid(__el_at, #shown, #rule_id) #idx .in_field(#fid));
                     }
                 }
             }).unwrap_or_default();
@@ -486,15 +533,14 @@ impl Emitter<'_> {
                 quote!(let mut #tail: ::std::vec::Vec<::std::vec::Vec<u8>> = ::std::vec::Vec::new();)
             }
         };
-        // A number, string or byte array read in one call, without checks: one `leaf` call
-        // enters, reads, names the field in an error and leaves with the value.
-        let leaf = (matches!(f.repeat, Repeat::None)
+        let one_call = matches!(f.repeat, Repeat::None)
             && !f.varint
             && f.at.is_none()
             && valid_r.is_none()
-            && leave.to_string() == quote!(__r.leave(Some(&__v));).to_string()
-            && infallible(&elem_read))
-        .then(|| quote!(__r.leaf(#fid, |__r| #elem_read)?));
+            && infallible(&elem_read);
+        let leaf = one_call
+            .then(|| one_call_read(fid, &leave, &elem_read))
+            .flatten();
         let read_stmt = read_stmt(f, (id, field_ty), cond_r.as_ref(), leaf, read_value);
         // The field's start offset is kept only where an error after the read needs it.
         let keep_at = matches!(derived.get(&f.id), Some(Derived::Sum(..)));
@@ -517,6 +563,7 @@ impl Emitter<'_> {
                 src: quote!(),
                 unit,
                 cond: cond_r.clone(),
+                presence: quote!(),
             });
         }
         if let Some(Derived::Sum(list, field)) = derived.get(&f.id) {
@@ -553,7 +600,7 @@ impl Emitter<'_> {
             post_read_checks.push(quote! {
                 let __sum: #acc = #l.iter().map(|__e| __e.#fi as #acc).sum();
                 if #sum_wide != #id as i128 {
-                    return Err(::statepack_runtime::io::DecodeError::new(#at, ::statepack_runtime::io::DecodeErrorKind::Semantic(format!(#msg, #id, __sum))).in_field(#fid));
+                    return Err(__io::DecodeError::new(#at, __io::DecodeErrorKind::Semantic(format!(#msg, #id, __sum))).in_field(#fid));
                 }
             });
         }
@@ -566,6 +613,7 @@ impl Emitter<'_> {
                 && crate::instances::type_names(t).contains(&f.id)
             {
                 let b = Literal::byte_string(c);
+                let id = field_ident(&f.id);
                 reads.push(quote!(let #id: ::std::vec::Vec<u8> = ::std::vec::Vec::from(#b);));
                 write_pre.push(quote!(let #id: &::std::vec::Vec<u8> = &::std::vec::Vec::from(#b);));
                 wscope.vars.push((f.id.clone(), Ty::Bytes));
@@ -619,7 +667,7 @@ impl Emitter<'_> {
                     quote! {{
                         let mut __a: [#elem_ty; #n] = Default::default();
                         for (__i, __slot) in __a.iter_mut().enumerate() {
-                            __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                            __r.enter(__io::PathSeg::Index(__i));
                             *__slot = #body;
                         }
                         __a
@@ -632,7 +680,7 @@ impl Emitter<'_> {
                             // The list's length is the element index: one counter.
                             while __list.len() < __n {
                                 let __i = __list.len();
-                                __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                __r.enter(__io::PathSeg::Index(__i));
                                 #ti::read_into::<_, _, _, false>(__r, |__v| __list.push(__v)) #wrap_idx;
                                 __r.leave::<()>(None);
                             }
@@ -646,7 +694,7 @@ impl Emitter<'_> {
                                 // The list's length is the element index: one counter.
                                 while __list.len() < __n {
                                     let __i = __list.len();
-                                    __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                                    __r.enter(__io::PathSeg::Index(__i));
                                     #push_body
                                 }
                                 __list
@@ -684,13 +732,13 @@ impl Emitter<'_> {
                     #head {
                         let __i = __list.len();
                         let __before = __r.bit_offset();
-                        __r.enter(::statepack_runtime::io::PathSeg::Index(__i));
+                        __r.enter(__io::PathSeg::Index(__i));
                         #push
                         // An empty element that ends the list is fine; one that does
                         // not would repeat forever.
                         #stop
                         if __r.bit_offset() == __before {
-                            return Err(::statepack_runtime::io::DecodeError::new(__r.offset(), ::statepack_runtime::io::DecodeErrorKind::Semantic("a repeated element took no bytes, so the list would never end".into())).in_index(__i).in_field(#fid));
+                            return Err(__io::DecodeError::new(__r.offset(), __io::DecodeErrorKind::Semantic("a repeated element took no bytes, so the list would never end".into())).in_index(__i).in_field(#fid));
                         }
                     }
                     __list
@@ -769,12 +817,12 @@ impl Emitter<'_> {
         let out = temp_for("measured", &f.id);
         let written = self.written_with_context(f, scope, quote!(__v))?;
         Some(quote! {
-            let #out: ::std::vec::Vec<u8> = (|| -> ::std::result::Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+            let #out: ::std::vec::Vec<u8> = (|| -> ::std::result::Result<::std::vec::Vec<u8>, __io::EncodeError> {
                 let __v = &self.#id;
                 Ok(#written)
             })()
             .map_err(|e| e.in_field(#fid))?;
-            let #lid: #rty = ::statepack_runtime::io::fit(#out.len() as i128, #tyname).map_err(|e| e.in_field(#lfid))?;
+            let #lid: #rty = __io::fit(#out.len() as i128, #tyname).map_err(|e| e.in_field(#lfid))?;
         })
     }
 
@@ -844,36 +892,37 @@ impl Emitter<'_> {
         };
         let shown = shown_value(self.s, f);
         let valid_w_none = valid_w.is_none();
-        let wcheck = valid_w.map(|c| quote! {
-            if !(#c) {
-                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::NotValid { value: #shown, rule: #rule_id }));
-            }
-        }).unwrap_or_default();
+        let wcheck = valid_w
+            .map(|c| {
+                quote! {
+                    if !(#c) {
+                        return Err(__io::EncodeError::not_valid(#shown, #rule_id));
+                    }
+                }
+            })
+            .unwrap_or_default();
         let one_write = quote! { #wcheck #elem_write; Ok(()) };
-        let wrap_w_field =
-            quote!(.map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field(#fid))?);
-        let wrap_w_idx = quote!(.map_err(|e: ::statepack_runtime::io::EncodeError| e.in_index(__i).in_field(#fid))?);
+        let wrap_w_field = quote!(.map_err(|e: __io::EncodeError| e.in_field(#fid))?);
+        let wrap_w_idx = quote!(.map_err(|e: __io::EncodeError| e.in_index(__i).in_field(#fid))?);
         let body_write = match &f.repeat {
             _ if f.varint => {
                 let put = bits::varint_write(f);
                 quote! {
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #put; Ok(()) })() #wrap_w_field;
+                    (|| -> Result<(), __io::EncodeError> { #put; Ok(()) })() #wrap_w_field;
                 }
             }
             // A write that cannot fail needs no closure to name the field in its error.
+            // A single value is bound as `__v` by the statement around (below).
             Repeat::None if valid_w_none && infallible(&elem_write) => quote! {
-                let __v = __val;
                 #elem_write;
             },
             Repeat::None => match single_try(&elem_write).filter(|_| valid_w_none) {
                 // One fallible call: its error is named without a closure.
                 Some(call) => quote! {
-                    let __v = __val;
                     #call #wrap_w_field;
                 },
                 None => quote! {
-                    let __v = __val;
-                    (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_field;
+                    (|| -> Result<(), __io::EncodeError> { #one_write })() #wrap_w_field;
                 },
             },
             rep => {
@@ -886,7 +935,7 @@ impl Emitter<'_> {
                             self.expect_ty(e, &wscope, &format!("{kp}.repeat-expr"), Ty::Int)?;
                         quote! {
                             if (__val.len() as i128) != #c {
-                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::CountMismatch { expected: u64::try_from(#c).unwrap_or(u64::MAX), found: __val.len() }).in_field(#fid));
+                                return Err(__io::EncodeError::new(__io::EncodeErrorKind::CountMismatch { expected: u64::try_from(#c).unwrap_or(u64::MAX), found: __val.len() }).in_field(#fid));
                             }
                         }
                     }
@@ -904,11 +953,11 @@ impl Emitter<'_> {
                             for (__j, __e) in __val.iter().enumerate() {
                                 #bind
                                 if (#c) != (__j + 1 == __val.len()) {
-                                    return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::UntilMismatch { condition: #src_u }).in_index(__j).in_field(#fid));
+                                    return Err(__io::EncodeError::new(__io::EncodeErrorKind::UntilMismatch { condition: #src_u }).in_index(__j).in_field(#fid));
                                 }
                             }
                             if __val.is_empty() {
-                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::UntilMismatch { condition: #src_u }).in_field(#fid));
+                                return Err(__io::EncodeError::new(__io::EncodeErrorKind::UntilMismatch { condition: #src_u }).in_field(#fid));
                             }
                         }
                     }
@@ -921,7 +970,7 @@ impl Emitter<'_> {
                         quote!(let __before = __w.bit_len();),
                         quote! {
                             if __w.bit_len() == __before {
-                                return Err(::statepack_runtime::io::EncodeError::new(::statepack_runtime::io::EncodeErrorKind::Semantic("an element of a `repeat: eos` list encodes to no bytes, so it could not be read back".into())).in_index(__i).in_field(#fid));
+                                return Err(__io::EncodeError::new(__io::EncodeErrorKind::Semantic("an element of a `repeat: eos` list encodes to no bytes, so it could not be read back".into())).in_index(__i).in_field(#fid));
                             }
                         },
                     )
@@ -936,7 +985,7 @@ impl Emitter<'_> {
                     quote!(#call #wrap_w_idx;)
                 } else {
                     quote! {
-                        (|| -> Result<(), ::statepack_runtime::io::EncodeError> { #one_write })() #wrap_w_idx;
+                        (|| -> Result<(), __io::EncodeError> { #one_write })() #wrap_w_idx;
                     }
                 };
                 let each = if plain && !matches!(rep, Repeat::Eos) && !mentions(&elem_write, "__i")
@@ -957,6 +1006,12 @@ impl Emitter<'_> {
             }
         };
         let cond_src = f.cond.as_ref().map(|c| c.src.clone()).unwrap_or_default();
+        // The value written: a single value is the element (`__v`), a list `__val`.
+        let binder = if matches!(f.repeat, Repeat::None) && !f.varint {
+            quote!(__v)
+        } else {
+            quote!(__val)
+        };
         let write_stmt = match (&cond_w, is_contents) {
             (_, true) => {
                 let FieldKind::Contents(bytes) = &f.kind else {
@@ -966,14 +1021,12 @@ impl Emitter<'_> {
                 quote!(__w.write_bytes(#b);)
             }
             (Some(c), _) => quote! {
-                match (#c, &#src) {
-                    (true, Some(__val)) => { #body_write }
-                    (false, None) => {}
-                    (__holds, __opt) => return Err(::statepack_runtime::io::EncodeError::presence(#fid, #cond_src, __holds, __opt.is_some())),
+                if let ::std::option::Option::Some(#binder) = __io::present(&#src, #c, #fid, #cond_src)? {
+                    #body_write
                 }
             },
             (None, _) => quote! {
-                { let __val = &#src; #body_write }
+                { let #binder = &#src; #body_write }
             },
         };
         if let Some(at) = &f.at {
@@ -1006,6 +1059,7 @@ impl Emitter<'_> {
                 src: src.clone(),
                 unit,
                 cond: cond_w.clone(),
+                presence: quote!(#fid, #cond_src),
             });
         }
 
@@ -1028,19 +1082,36 @@ impl Emitter<'_> {
         } else if let FieldKind::Contents(c) = &f.kind {
             lens.push(lit_usize(c.len()).into_token_stream_usize());
         } else {
-            let one = self.elem_len(f);
+            // A plain field is measured on `self.x` itself, a conditional one on the value
+            // in its `Option`; a fixed-size single value is a literal (summed with the
+            // type's other literals in `encoded_len`).
+            let (val, deref) = match &f.cond {
+                Some(_) => (quote!(__val), quote!(*__val)),
+                None => (quote!(self.#id), quote!(self.#id)),
+            };
             let list_len = match (&f.repeat, self.fixed_elem_len(f)) {
-                _ if f.varint => quote!(::statepack_runtime::bits::leb128_len(*__val)),
-                (Repeat::None, _) => quote!({ let __v = __val; #one }),
+                _ if f.varint => quote!(::statepack_runtime::bits::leb128_len(#deref)),
+                (Repeat::None, Some(n)) => lit_usize(n).into_token_stream_usize(),
+                (Repeat::None, _) => self.elem_len(f, &val),
+                (_, Some(1)) => quote!(#val.len()),
                 (_, Some(n)) => {
                     let n = lit_usize(n);
-                    quote!(__val.len() * #n)
+                    quote!(#val.len() * #n)
                 }
-                _ => quote!(__val.iter().map(|__v| #one).sum::<usize>()),
+                _ => {
+                    let one = self.elem_len(f, &quote!(__v));
+                    quote!(#val.iter().map(|__v| #one).sum::<usize>())
+                }
             };
             lens.push(match &f.cond {
+                Some(_)
+                    if matches!((&f.repeat, self.fixed_elem_len(f)), (Repeat::None, Some(_)))
+                        && !f.varint =>
+                {
+                    quote!(self.#id.as_ref().map_or(0, |_| #list_len))
+                }
                 Some(_) => quote!(self.#id.as_ref().map_or(0, |__val| #list_len)),
-                None => quote!({ let __val = &self.#id; #list_len }),
+                None => list_len,
             });
         }
         exact.field(self.s, &self.whole_types, f, &id, is_derived, lens.last());

@@ -68,7 +68,7 @@ pub(crate) fn emit_read(
     let pos = em.expect_ty(&at.pos, scope, &format!("{}.pos", f.key_path), Ty::Int)?;
     Some(quote! {{
         let __io_bytes: ::std::vec::Vec<u8> = {
-            let mut __iw = ::statepack_runtime::io::ByteWriter::new();
+            let mut __iw = __io::ByteWriter::new();
             match (#value).write_to(&mut __iw) {
                 Ok(()) => __iw.into_bytes(),
                 Err(e) => return Err(__r.foreign_stream_error(#src, e).in_field(#fid)),
@@ -107,16 +107,16 @@ pub(crate) fn emit_write(
     let src = io.src.as_str();
     Some(quote! {
         {
-            let mut __iw = ::statepack_runtime::io::ByteWriter::new();
+            let mut __iw = __io::ByteWriter::new();
             (#value).write_to(&mut __iw).map_err(|e| e.in_field(#fid))?;
             let __io_bytes = __iw.into_bytes();
             let __pos: i128 = #pos;
-            let mut __tw = ::statepack_runtime::io::ByteWriter::foreign_instance_writer(__pos).map_err(|e| e.in_field(#fid))?;
+            let mut __tw = __io::ByteWriter::foreign_instance_writer(__pos).map_err(|e| e.in_field(#fid))?;
             {
                 let __w = &mut __tw;
                 #stmt
             }
-            ::statepack_runtime::io::ByteWriter::check_in_stream(__tw, &__io_bytes, #what, #src).map_err(|e| e.in_field(#fid))?;
+            __io::ByteWriter::check_in_stream(__tw, &__io_bytes, #what, #src).map_err(|e| e.in_field(#fid))?;
         }
     })
 }

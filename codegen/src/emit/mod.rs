@@ -92,7 +92,7 @@ impl Ctx {
             }
             (Ctx::Read, None) => quote!(.map_err(|__e| __e.decode_at(__r.offset()))?),
             // The writer evaluates a field's expressions inside that field's error scope.
-            (Ctx::Write, _) => quote!(.map_err(::statepack_runtime::io::ExprError::encode)?),
+            (Ctx::Write, _) => quote!(.map_err(__io::ExprError::encode)?),
             (Ctx::Method, _) => quote!(?),
         }
     }
@@ -283,7 +283,7 @@ impl<'s> Emitter<'s> {
 
     /// A type read without params, instances, positions or a computed byte order, in a
     /// schema without positional fields: its fixed runs fall back to reading the whole value
-    /// again through the same body with its fixed runs off (`read_cold`), and lists of it are read
+    /// again through the same body with its fixed runs off (out of line), and lists of it are read
     /// in place (`read_into`).
     fn plain_reader(&self, t: &TypeDef) -> bool {
         t.params.is_empty()
@@ -492,6 +492,38 @@ impl<'s> Emitter<'s> {
     }
 }
 
+/// Whether `ts` names the variable `id` anywhere: an identifier not after a `.` (a field
+/// or method) nor before a single `:` (a struct literal's member name).
+pub(super) fn names_ident(ts: TokenStream, id: &str) -> bool {
+    use proc_macro2::{Spacing, TokenTree as T};
+    let tokens: Vec<T> = ts.into_iter().collect();
+    let mut after_dot = false;
+    for (k, t) in tokens.iter().enumerate() {
+        match t {
+            T::Ident(i) if !after_dot && i == id => {
+                let member_name = matches!(tokens.get(k + 1),
+                    Some(T::Punct(p)) if p.as_char() == ':' && p.spacing() == Spacing::Alone);
+                if !member_name {
+                    return true;
+                }
+            }
+            T::Group(g) if names_ident(g.stream(), id) => return true,
+            _ => {}
+        }
+        after_dot = matches!(t, T::Punct(p) if p.as_char() == '.');
+    }
+    false
+}
+
+/// Whether `ts` holds the identifier `id` anywhere (a method name included).
+pub(super) fn has_ident(ts: TokenStream, id: &str) -> bool {
+    ts.into_iter().any(|t| match &t {
+        proc_macro2::TokenTree::Ident(i) => i == id,
+        proc_macro2::TokenTree::Group(g) => has_ident(g.stream(), id),
+        _ => false,
+    })
+}
+
 trait UsizeLit {
     fn into_token_stream_usize(self) -> TokenStream;
 }
@@ -610,7 +642,7 @@ fn term_tokens(t: &TermSpec) -> TokenStream {
     let (terminator, pad) = (opt(t.terminator), opt(t.pad_right));
     let (include, consume, eos_error, width) = (t.include, t.consume, t.eos_error, t.width);
     quote! {
-        ::statepack_runtime::io::Term { terminator: #terminator, include: #include, consume: #consume, eos_error: #eos_error, pad_right: #pad, width: #width }
+        __io::Term { terminator: #terminator, include: #include, consume: #consume, eos_error: #eos_error, pad_right: #pad, width: #width }
     }
 }
 

@@ -91,13 +91,13 @@ impl Emitter<'_> {
             .iter()
             .map(|(vi, _, _)| quote!(#en::#vi(__x) => ::std::result::Result::Ok(*__x as #out)));
         let none = if crate::shape::has_no_case(f) {
-            quote!(#en::NoCase => ::std::result::Result::Err(::statepack_runtime::io::ExprError(::std::string::String::from("no switch case matched, so the field has no value"))),)
+            quote!(#en::NoCase => ::std::result::Result::Err(__io::ExprError(::std::string::String::from("no switch case matched, so the field has no value"))),)
         } else {
             quote!()
         };
         quote! {
             #[doc = " The number read, whichever case was selected. Errors: no case matched."]
-            pub fn value(&self) -> ::std::result::Result<#out, ::statepack_runtime::io::ExprError> {
+            pub fn value(&self) -> ::std::result::Result<#out, __io::ExprError> {
                 match self { #(#arms,)* #none }
             }
         }

@@ -13,13 +13,10 @@ impl Emitter<'_> {
     ) -> Option<(TokenStream, TokenStream)> {
         let kp = format!("{}.process", f.key_path);
         Some(match f.process.as_ref()? {
-            Process::Zlib => (quote!(), quote!(::statepack_runtime::io::Processor::Zlib)),
+            Process::Zlib => (quote!(), quote!(__io::Processor::Zlib)),
             Process::Xor(ProcArg::Bytes(b)) => {
                 let lit = Literal::byte_string(b);
-                (
-                    quote!(),
-                    quote!(::statepack_runtime::io::Processor::Xor(#lit)),
-                )
+                (quote!(), quote!(__io::Processor::Xor(#lit)))
             }
             Process::Xor(ProcArg::Expr(e)) => {
                 let (ts, ty) = self.expr(e, scope, &kp)?;
@@ -43,10 +40,7 @@ impl Emitter<'_> {
                         return None;
                     }
                 };
-                (
-                    setup,
-                    quote!(::statepack_runtime::io::Processor::Xor(__key)),
-                )
+                (setup, quote!(__io::Processor::Xor(__key)))
             }
             Process::Rol(e) | Process::Ror(e) => {
                 let n = self.expect_ty(e, scope, &kp, Ty::Int)?;
@@ -55,7 +49,7 @@ impl Emitter<'_> {
                 } else {
                     quote!(Ror)
                 };
-                (quote!(), quote!(::statepack_runtime::io::Processor::#v(#n)))
+                (quote!(), quote!(__io::Processor::#v(#n)))
             }
             Process::Custom { name, args } => {
                 let path = crate::process::processor_path(&self.opts, name)
@@ -103,11 +97,7 @@ impl Emitter<'_> {
                 quote!(::statepack_runtime::process::reprocess_custom),
                 true,
             ),
-            _ => (
-                quote!(::statepack_runtime::io::unprocess),
-                quote!(::statepack_runtime::io::reprocess),
-                false,
-            ),
+            _ => (quote!(__io::unprocess), quote!(__io::reprocess), false),
         }
     }
 }
@@ -145,21 +135,21 @@ impl Emitter<'_> {
                     self.child_write(f, name, scope, &kp, quote!(__v), quote!(&mut __sw))?;
                 quote! {
                     #checks
-                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                    let mut __sw = __io::ByteWriter::new();
                     #call?;
-                    let __d = __sw.into_stream_bytes(__w)?;
+                    let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                 }
             }
             _ => quote!(let __d: &[u8] = &__v[..];),
         };
         Some(quote! {
-            let #produced: ::std::vec::Vec<u8> = (|| -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
+            let #produced: ::std::vec::Vec<u8> = (|| -> Result<::std::vec::Vec<u8>, __io::EncodeError> {
                 let __v = &self.#id;
                 #value
                 #setup
-                Ok(::statepack_runtime::io::reprocess(#proc_, &__d, self.#stored.as_deref()).into_owned())
-            })().map_err(|e: ::statepack_runtime::io::EncodeError| e.in_field(#fid))?;
-            let #lid: #rty = ::statepack_runtime::io::fit(#produced.len() as i128 #adj, #tyname).map_err(|e| e.in_field(#lfid))?;
+                Ok(__io::reprocess(#proc_, __d, self.#stored.as_deref()).into_owned())
+            })().map_err(|e: __io::EncodeError| e.in_field(#fid))?;
+            let #lid: #rty = __io::fit(#produced.len() as i128 #adj, #tyname).map_err(|e| e.in_field(#lfid))?;
         })
     }
 
@@ -198,16 +188,16 @@ impl Emitter<'_> {
             );
             let value = match &f.kind {
                 FieldKind::User { .. } => quote! {
-                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                    let mut __sw = __io::ByteWriter::new();
                     let _ = self.#id.write_to(&mut __sw);
-                    let __bytes = __sw.into_stream_bytes(&mut ::statepack_runtime::io::ByteWriter::new()).unwrap_or_default();
+                    let __bytes = __sw.into_stream_bytes(&mut __io::ByteWriter::new()).unwrap_or_default();
                     let __d: &[u8] = &__bytes;
                 },
                 _ => quote!(let __d: &[u8] = &self.#id[..];),
             };
             let len = match f.process {
                 Some(Process::Zlib) => quote! {
-                    ::statepack_runtime::io::reprocess(::statepack_runtime::io::Processor::Zlib, __d, self.#stored.as_deref()).len()
+                    __io::reprocess(__io::Processor::Zlib, __d, self.#stored.as_deref()).len()
                 },
                 _ => quote!(__d.len()),
             };

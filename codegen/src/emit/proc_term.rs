@@ -53,8 +53,8 @@ impl Emitter<'_> {
                     quote!(__sub.finish().map(|_| __v))
                 };
                 let read = quote! {
-                    ::statepack_runtime::io::unprocess(#proc_, __val, __at).and_then(|__d| {
-                        let mut __sub = ::statepack_runtime::io::ByteReader::new(&__d);
+                    __io::unprocess(#proc_, __val, __at).and_then(|__d| {
+                        let mut __sub = __io::ByteReader::new(&__d);
                         #[allow(unused_mut)]
                         let mut __v = #ti::read_from(&mut __sub)?;
                         #finish
@@ -66,7 +66,7 @@ impl Emitter<'_> {
                     read
                 }
             }
-            _ => quote!(::statepack_runtime::io::unprocess(#proc_, __val, __at)),
+            _ => quote!(__io::unprocess(#proc_, __val, __at)),
         };
         Some(quote! {{
             let __at = __r.offset();
@@ -107,9 +107,9 @@ impl Emitter<'_> {
                     self.child_write(f, name, scope, &kp, quote!(__v), quote!(&mut __sw))?;
                 quote! {
                     #checks
-                    let mut __sw = ::statepack_runtime::io::ByteWriter::new();
+                    let mut __sw = __io::ByteWriter::new();
                     #call?;
-                    let __d = __sw.into_stream_bytes(__w)?;
+                    let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                 }
             }
             _ => quote!(let __d: &[u8] = &__v[..];),
@@ -117,7 +117,7 @@ impl Emitter<'_> {
         Some(quote!({
             #setup
             #value
-            let __s = ::statepack_runtime::io::reprocess(#proc_, &__d, ::std::option::Option::None);
+            let __s = __io::reprocess(#proc_, __d, ::std::option::Option::None);
             __w.write_terminated(&__s, #tail, #n, #term)?;
         }))
     }

@@ -49,7 +49,7 @@ pub(crate) fn type_impls(
         } else {
             member_value(t, f, derived)
         };
-        arms.push(quote!(#key => ::std::option::Option::Some(#value)));
+        arms.push(quote!(#key => #value));
     }
     // Params written in the schema are members too (Kaitai Struct exposes them); context
     // params (`_parent`/`_root` paths) are not.
@@ -58,39 +58,50 @@ pub(crate) fn type_impls(
         names.push(key.to_owned());
         let id = field_ident(&p.id);
         let value = match &p.kind {
-            ParamKind::List(_) => quote!(::statepack_runtime::reflect::Value::List(
-                self.#id.iter().map(|__e| __e.to_value()).collect()
-            )),
+            ParamKind::List(_) => quote!(__rf::list(&self.#id)),
             _ => quote!(self.#id.to_value()),
         };
-        arms.push(quote!(#key => ::std::option::Option::Some(#value)));
+        arms.push(quote!(#key => #value));
     }
     for (n, v) in instances {
         let key = n.as_str();
         names.push(n.clone());
-        arms.push(quote!(#key => ::std::option::Option::Some(#v)));
+        arms.push(quote!(#key => #v));
     }
     let names_lit = names.iter();
-    quote! {
-        impl ::statepack_runtime::reflect::Reflect for #name {
-            fn schema_type(&self) -> &'static str { #schema_name }
-            #[allow(unused_imports)]
-            fn member(&self, name: &str) -> ::std::option::Option<::statepack_runtime::reflect::Value<'_>> {
+    let body = if arms.is_empty() {
+        quote! {
+            let _ = name;
+            ::std::option::Option::None
+        }
+    } else {
+        // The trait of `x.to_value()`, where a member is written so.
+        let arms_ts = quote!(#(#arms)*);
+        let to_value = super::has_ident(arms_ts, "to_value").then(|| {
+            quote!(
                 use ::statepack_runtime::reflect::ToValue as _;
-                match name {
-                    #(#arms,)*
-                    _ => ::std::option::Option::None,
-                }
+            )
+        });
+        quote! {
+            #to_value
+            let __v = match name {
+                #(#arms,)*
+                _ => return ::std::option::Option::None,
+            };
+            ::std::option::Option::Some(__v)
+        }
+    };
+    quote! {
+        impl __rf::Reflect for #name {
+            fn schema_type(&self) -> &'static str { #schema_name }
+            fn member(&self, name: &str) -> ::std::option::Option<__rf::Value<'_>> {
+                #body
             }
             fn member_names(&self) -> &'static [&'static str] {
                 &[#(#names_lit),*]
             }
         }
-        impl ::statepack_runtime::reflect::ToValue for #name {
-            fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
-                ::statepack_runtime::reflect::Value::Struct(self)
-            }
-        }
+        ::statepack_runtime::struct_to_value!(#name);
     }
 }
 
@@ -98,25 +109,18 @@ pub(crate) fn type_impls(
 fn member_value(t: &TypeDef, f: &Field, derived: &HashMap<String, Derived>) -> TokenStream {
     if let FieldKind::Contents(c) = &f.kind {
         let b = Literal::byte_string(c);
-        return quote!(::statepack_runtime::reflect::Value::Bytes(::std::borrow::Cow::Borrowed(&#b[..])));
+        return quote!(__rf::fixed_bytes(#b));
     }
     if let Some(d) = derived.get(&f.id) {
         let v = derived_value(t, d);
-        return quote!(::statepack_runtime::reflect::Value::Int(#v));
+        return quote!(__rf::Value::Int(#v));
     }
     let id = field_ident(&f.id);
     let repeated = !matches!(f.repeat, Repeat::None) && !f.varint;
     match (repeated, f.cond.is_some()) {
         (false, _) => quote!(self.#id.to_value()),
-        (true, false) => quote!(::statepack_runtime::reflect::Value::List(
-            self.#id.iter().map(|__e| __e.to_value()).collect()
-        )),
-        (true, true) => quote!(match &self.#id {
-            ::std::option::Option::Some(__l) => ::statepack_runtime::reflect::Value::List(
-                __l.iter().map(|__e| __e.to_value()).collect()
-            ),
-            ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null,
-        }),
+        (true, false) => quote!(__rf::list(&self.#id)),
+        (true, true) => quote!(__rf::opt_list(&self.#id)),
     }
 }
 
@@ -126,19 +130,12 @@ fn lazy_value(f: &Field) -> TokenStream {
     let repeated = !matches!(f.repeat, Repeat::None) && !f.varint;
     let of_value = match (repeated, f.cond.is_some()) {
         (false, _) => quote!(__x.to_value()),
-        (true, false) => quote!(::statepack_runtime::reflect::Value::List(
-            __x.iter().map(|__e| __e.to_value()).collect()
-        )),
-        (true, true) => quote!(match __x {
-            ::std::option::Option::Some(__l) => ::statepack_runtime::reflect::Value::List(
-                __l.iter().map(|__e| __e.to_value()).collect()
-            ),
-            ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null,
-        }),
+        (true, false) => quote!(__rf::list(__x)),
+        (true, true) => quote!(__rf::opt_list(__x)),
     };
     quote!(match self.#id.get() {
         ::std::result::Result::Ok(__x) => #of_value,
-        ::std::result::Result::Err(__e) => ::statepack_runtime::reflect::Value::Error(__e),
+        ::std::result::Result::Err(__e) => __rf::Value::Error(__e),
     })
 }
 
@@ -181,9 +178,9 @@ pub(crate) fn enum_impl(e: &EnumDef, open: bool) -> TokenStream {
         quote!(::std::option::Option::Some(self.name()))
     };
     quote! {
-        impl ::statepack_runtime::reflect::ToValue for #name {
-            fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
-                ::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue {
+        impl __rf::ToValue for #name {
+            fn to_value(&self) -> __rf::Value<'_> {
+                __rf::Value::Enum(__rf::EnumValue {
                     enum_name: Self::SCHEMA_NAME,
                     name: #listed,
                     value: self.to_i(),
@@ -204,14 +201,14 @@ pub(crate) fn switch_impl(
 ) -> TokenStream {
     let none = match no_case {
         None => quote!(),
-        Some(false) => quote!(#en::NoCase => ::statepack_runtime::reflect::Value::Null,),
+        Some(false) => quote!(#en::NoCase => __rf::Value::Null,),
         Some(true) => {
-            quote!(#en::NoCase(__b) => ::statepack_runtime::reflect::Value::Bytes(::std::borrow::Cow::Borrowed(__b.as_slice())),)
+            quote!(#en::NoCase(__b) => __rf::Value::Bytes(::std::borrow::Cow::Borrowed(__b.as_slice())),)
         }
     };
     quote! {
-        impl ::statepack_runtime::reflect::ToValue for #en {
-            fn to_value(&self) -> ::statepack_runtime::reflect::Value<'_> {
+        impl __rf::ToValue for #en {
+            fn to_value(&self) -> __rf::Value<'_> {
                 match self { #(#en::#variants(__x) => __x.to_value(),)* #none }
             }
         }
@@ -237,9 +234,9 @@ pub(crate) fn root_fns(root: &TypeDef) -> TokenStream {
             #[doc = " Would decode the root type through the dynamic view, but the root type has `params`."]
             #[doc = ""]
             #[doc = " Errors: always a `Semantic` [`DecodeError`](::statepack_runtime::io::DecodeError) saying so; use the root type's `decode`."]
-            pub fn reflect_decode(bytes: &[u8]) -> Result<::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>, ::statepack_runtime::io::DecodeError> {
+            pub fn reflect_decode(bytes: &[u8]) -> Result<::std::boxed::Box<dyn __rf::Reflect>, __io::DecodeError> {
                 let _ = bytes;
-                Err(::statepack_runtime::io::DecodeError::new(0, ::statepack_runtime::io::DecodeErrorKind::Semantic(::std::string::String::from(#msg))))
+                Err(__io::DecodeError::new(0, __io::DecodeErrorKind::Semantic(::std::string::String::from(#msg))))
             }
             #[doc = " Would decode and encode again, but the root type has `params`."]
             #[doc = ""]
@@ -257,8 +254,8 @@ pub(crate) fn root_fns(root: &TypeDef) -> TokenStream {
         #[doc = " dynamic view ([`Reflect`](::statepack_runtime::reflect::Reflect)), member by schema name."]
         #[doc = ""]
         #[doc = " Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError) of the root type's reader."]
-        pub fn reflect_decode(bytes: &[u8]) -> Result<::std::boxed::Box<dyn ::statepack_runtime::reflect::Reflect>, ::statepack_runtime::io::DecodeError> {
-            let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+        pub fn reflect_decode(bytes: &[u8]) -> Result<::std::boxed::Box<dyn __rf::Reflect>, __io::DecodeError> {
+            let mut r = __io::ByteReader::new(bytes);
             let v = #name::read_from(&mut r #(, #top)*)?;
             Ok(::std::boxed::Box::new(v))
         }
@@ -268,7 +265,7 @@ pub(crate) fn root_fns(root: &TypeDef) -> TokenStream {
         #[doc = ""]
         #[doc = " Errors: the decode or encode error, rendered as text."]
         pub fn reflect_roundtrip(bytes: &[u8]) -> Result<::std::vec::Vec<u8>, ::std::string::String> {
-            let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+            let mut r = __io::ByteReader::new(bytes);
             let v = #name::read_from(&mut r #(, #top)*).map_err(|e| format!("decode: {e}"))?;
             v.encode().map_err(|e| format!("encode: {e}"))
         }

@@ -89,6 +89,9 @@ pub(super) struct Member {
     /// The `if` condition, already in Rust (read side or write side); a conditional field
     /// is a run of its own.
     pub cond: Option<TokenStream>,
+    /// On the write side, the field's name and its condition's text, the arguments of
+    /// `present` after the value and whether the condition holds.
+    pub presence: TokenStream,
 }
 
 impl Emitter<'_> {
@@ -345,7 +348,7 @@ pub(super) fn fuse_reads(reads: &mut [TokenStream], members: &[Member], fb: &Run
                             if let ::std::option::Option::Some(__v) = __r.take_varint() {
                                 break 'run __v;
                             }
-                            ::statepack_runtime::io::unlikely();
+                            __io::unlikely();
                             #on_fail
                         }
                         #tail
@@ -419,18 +422,19 @@ fn byte_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenS
             let id = &m.id;
             return quote! {
                 let #names: #tys = 'run: {
-                    if !(#c) {
-                        break 'run None;
-                    }
-                    if #guard {
-                        'fast: {
-                            let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
-                            #(#body)*
-                            #(#ats)*
-                            break 'run Some(#id);
+                    if #c {
+                        if #guard {
+                            'fast: {
+                                let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
+                                #(#body)*
+                                #(#ats)*
+                                break 'run Some(#id);
+                            }
+                            __io::unlikely();
+                            #on_fail
                         }
-                        ::statepack_runtime::io::unlikely();
-                        #on_fail
+                    } else {
+                        break 'run None;
                     }
                     #tail
                 };
@@ -453,7 +457,7 @@ fn byte_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenS
                     #(#ats)*
                     break 'run #names;
                 }
-                ::statepack_runtime::io::unlikely();
+                __io::unlikely();
                 #on_fail
             }
             #tail
@@ -496,7 +500,7 @@ fn bit_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenSt
                     #(#body)*
                     break 'run #names;
                 }
-                ::statepack_runtime::io::unlikely();
+                __io::unlikely();
                 #on_fail
             }
             #tail
@@ -530,7 +534,7 @@ pub(super) fn fuse_writes(writes: &mut [TokenStream], members: &[Member]) {
             .map(|m| std::mem::take(&mut writes[m.stmt]))
             .collect();
         writes[first] = match &run[0].unit {
-            Unit::Bytes(_) => byte_run_write(run, &slow),
+            Unit::Bytes(_) => byte_run_write(run),
             Unit::Bits(_) => bit_run_write(run, &slow),
             Unit::Varint => {
                 // The same groups as one byte each, appended at once.
@@ -557,7 +561,7 @@ fn number_into(v: &ByteVal, value: TokenStream, off: usize) -> TokenStream {
     quote!(__b[#o..#end].copy_from_slice(&(#value).#to());)
 }
 
-fn byte_run_write(run: &[Member], slow: &[TokenStream]) -> TokenStream {
+fn byte_run_write(run: &[Member]) -> TokenStream {
     let cond = match run {
         [m] => m.cond.as_ref(),
         _ => None,
@@ -610,17 +614,12 @@ fn byte_run_write(run: &[Member], slow: &[TokenStream]) -> TokenStream {
     match (cond, run) {
         (Some(c), [m]) => {
             // Present where the condition holds: written in one step; absent where it does
-            // not; a presence that does not match goes to the field-by-field code, which
-            // refuses it.
+            // not; a presence that does not match is refused as field by field.
             let src = &m.src;
+            let presence = &m.presence;
             quote! {
-                match (#c, &#src) {
-                    (true, ::std::option::Option::Some(__val)) => { #write }
-                    (false, ::std::option::Option::None) => {}
-                    _ => {
-                        ::statepack_runtime::io::unlikely();
-                        #(#slow)*
-                    }
+                if let ::std::option::Option::Some(__val) = __io::present(&#src, #c, #presence)? {
+                    #write
                 }
             }
         }
@@ -671,7 +670,7 @@ fn bit_run_write(run: &[Member], slow: &[TokenStream]) -> TokenStream {
                 #put
                 break 'run;
             }
-            ::statepack_runtime::io::unlikely();
+            __io::unlikely();
                         #(#slow)*
         }
     }

@@ -52,7 +52,7 @@ impl Emitter<'_> {
         };
         let text = if fallible {
             quote! {
-                let __s = (|| -> ::std::result::Result<::std::string::String, ::statepack_runtime::io::ExprError> {
+                let __s = (|| -> ::std::result::Result<::std::string::String, __io::ExprError> {
                     ::std::result::Result::Ok(::std::string::String::from(AsRef::<str>::as_ref(&#ts)))
                 })();
                 let __s = match __s {

@@ -84,8 +84,8 @@ impl Emitter<'_> {
         }
         // A plain type (no params, instances, positions or computed byte order) has one
         // reader body, `read_into`: a fixed run that fails reads the whole value again from
-        // its first byte through the same body with its fast reads off (`read_cold`, out of
-        // line), so the inlined fast reader holds no field-by-field code. Another type's
+        // its first byte through the same body with its fast reads off (out of line, through
+        // `io::cold`), so the inlined fast reader holds no field-by-field code. Another type's
         // failed run reads its own fields one by one in place. Either way a tracer takes the
         // field-by-field statements (the guard folds away for the silent reader).
         let whole_fallback = self.plain_reader(t);
@@ -94,7 +94,7 @@ impl Emitter<'_> {
                 guard: quote!(!__SLOW && T::SILENT),
                 on_fail: quote! {
                     __r.reset_to(__mark);
-                    return Self::read_cold(__r, __put);
+                    return __io::cold(move || Self::read_into::<T, _, _, true>(__r, __put));
                 },
             }
         } else {
@@ -106,6 +106,7 @@ impl Emitter<'_> {
         let fused = runs::fuse_reads(&mut reads, &read_runs, &fb);
         runs::fuse_writes(&mut writes, &write_runs);
         writes.extend(pos_writes);
+        let write_pre = used_binds(write_pre, &writes);
         if let Some((read, member, item)) = positional::io_end_member(t, self.member_io) {
             reads.push(read);
             struct_fields.push(member);
@@ -137,7 +138,7 @@ impl Emitter<'_> {
         } else if has_bits {
             exact.body()
         } else {
-            (quote!(), quote!(0 #(+ #lens)*))
+            (quote!(), len_sum(&lens))
         };
         let doc = self.doc_for(
             t.doc.as_deref(),
@@ -172,11 +173,8 @@ impl Emitter<'_> {
         );
         let writer = if ctx_write_args.is_empty() {
             quote! {
-                #[doc = " Writes this value; counts, lengths and sums are derived from the data."]
-                #[doc = ""]
-                #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
-                #[allow(unused_variables, clippy::redundant_closure_call, clippy::needless_borrow, clippy::let_unit_value)]
-                pub fn write_to(&self, __w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                #[doc = " Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field."]
+                pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
                     #(#write_pre)*
                     #(#writes)*
                     Ok(())
@@ -189,7 +187,7 @@ impl Emitter<'_> {
                 #[doc = " [`Self::write_with_context`]); counts, lengths and sums are derived from the data."]
                 #[doc = ""]
                 #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
-                pub fn write_to(&self, __w: &mut ::statepack_runtime::io::ByteWriter) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
                     self.write_with_context(__w #(, #ctx_members)*)
                 }
 
@@ -198,8 +196,7 @@ impl Emitter<'_> {
                 #[doc = " from the value being written; the `__ctx_` members are not used."]
                 #[doc = ""]
                 #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) naming the field, never a wrapped value."]
-                #[allow(unused_variables, clippy::redundant_closure_call, clippy::needless_borrow, clippy::let_unit_value)]
-                pub fn write_with_context(&self, __w: &mut ::statepack_runtime::io::ByteWriter #(, #ctx_write_args)*) -> Result<(), ::statepack_runtime::io::EncodeError> {
+                pub fn write_with_context(&self, __w: &mut __io::ByteWriter #(, #ctx_write_args)*) -> Result<(), __io::EncodeError> {
                     #(#write_pre)*
                     #(#writes)*
                     Ok(())
@@ -222,12 +219,9 @@ impl Emitter<'_> {
                 #[doc = " The smallest number of bytes this type can take; list counts are checked against it before anything is allocated."]
                 pub const MIN_LEN: usize = #min_len;
 
-                #[doc = " Reads one value at the reader's position."]
-                #[doc = ""]
-                #[doc = " Errors: [`DecodeError`](::statepack_runtime::io::DecodeError) with the field path (relative to this type) and the absolute byte offset."]
-                #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
+                #[doc = " Reads one value at the reader's position; a [`DecodeError`](::statepack_runtime::io::DecodeError) names the field path and byte offset."]
                 #read_inline
-                pub fn read_from<T: ::statepack_runtime::io::Tracer>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T> #(, #param_args)*) -> Result<Self, ::statepack_runtime::io::DecodeError> {
+                pub fn read_from<T: __io::Tracer>(__r: &mut __io::ByteReader<'_, T> #(, #param_args)*) -> Result<Self, __io::DecodeError> {
                     #read_body
                 }
                 #read_into
@@ -236,7 +230,6 @@ impl Emitter<'_> {
 
                 #[doc = " The number of bytes [`Self::write_to`] writes."]
                 #len_doc
-                #[allow(unused_variables, clippy::identity_op)]
                 pub fn encoded_len(&self) -> usize {
                     #len_body
                 }
@@ -311,16 +304,16 @@ impl Emitter<'_> {
                     #[doc = ""]
                     #[doc = " Errors: any [`DecodeError`](::statepack_runtime::io::DecodeError), naming the field path and byte offset."]
                     #params_doc
-                    pub fn decode(bytes: &[u8] #(, #root_params)*) -> Result<Self, ::statepack_runtime::io::DecodeError> {
-                        let mut r = ::statepack_runtime::io::ByteReader::new(bytes);
+                    pub fn decode(bytes: &[u8] #(, #root_params)*) -> Result<Self, __io::DecodeError> {
+                        let mut r = __io::ByteReader::new(bytes);
                         let v = Self::read_from(&mut r #(, #top_args)*)?;
                         r.finish()?;
                         Ok(v)
                     }
                     #[doc = " Decodes a whole file while recording its structure (every field's byte range and value)."]
                     #[doc = " The tree is returned even when decoding fails, up to the failing field."]
-                    pub fn decode_traced(bytes: &[u8] #(, #root_params)*) -> (Result<Self, ::statepack_runtime::io::DecodeError>, ::statepack_runtime::io::TraceNode) {
-                        let mut r = ::statepack_runtime::io::ByteReader::with_tracer(bytes, ::statepack_runtime::io::TreeTracer::new(SCHEMA_ID));
+                    pub fn decode_traced(bytes: &[u8] #(, #root_params)*) -> (Result<Self, __io::DecodeError>, __io::TraceNode) {
+                        let mut r = __io::ByteReader::with_tracer(bytes, __io::TreeTracer::new(SCHEMA_ID));
                         let v = Self::read_from(&mut r #(, #top_args)*).and_then(|v| { r.finish()?; Ok(v) });
                         let end = r.offset();
                         (v, r.tracer.finish(end))
@@ -328,8 +321,8 @@ impl Emitter<'_> {
                     #[doc = " Encodes to a new byte vector; counts, lengths and sums are derived from the data."]
                     #[doc = ""]
                     #[doc = " Errors: [`EncodeError`](::statepack_runtime::io::EncodeError) when a value does not fit its stored type or breaks a schema rule."]
-                    pub fn encode(&self) -> Result<::std::vec::Vec<u8>, ::statepack_runtime::io::EncodeError> {
-                        let mut w = ::statepack_runtime::io::ByteWriter::with_capacity(self.encoded_len());
+                    pub fn encode(&self) -> Result<::std::vec::Vec<u8>, __io::EncodeError> {
+                        let mut w = __io::ByteWriter::with_capacity(self.encoded_len());
                         #top_write?;
                         Ok(w.into_bytes())
                     }
@@ -346,8 +339,8 @@ impl Emitter<'_> {
     /// `read_from` calls `read_into`, the one reader body, which hands the value to a closure
     /// (lists push it straight into the list: returning it through a `Result` made LLVM
     /// build it in a stack slot and copy it, measured 2x slower in the SNAP decode bench),
-    /// and, when it has fused runs (`fused`), `read_cold`, the same body out of line with the
-    /// fast reads off. Else `read_from` holds the statements. `parts`: the reader's
+    /// and, when it has fused runs (`fused`), calls itself out of line with the fast reads
+    /// off (through `io::cold`) when a run fails. Else `read_from` holds the statements. `parts`: the reader's
     /// statements, the checks after the fields and the constructor's entries.
     pub(super) fn reader_bodies(
         parts: (&[TokenStream], &[TokenStream], &[TokenStream]),
@@ -363,18 +356,6 @@ impl Emitter<'_> {
             };
             return (quote!(), body, quote!());
         }
-        let cold = if fused {
-            quote! {
-                #[doc = " [`Self::read_into`] without its fixed runs, out of line: the path of a value whose fast read failed, read again from its first byte."]
-                #[cold]
-                #[inline(never)]
-                fn read_cold<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>, __put: __F) -> Result<__R, ::statepack_runtime::io::DecodeError> {
-                    Self::read_into::<T, __R, __F, true>(__r, __put)
-                }
-            }
-        } else {
-            quote!()
-        };
         let mark = if fused {
             quote!(let __mark = __r.mark();)
         } else {
@@ -383,18 +364,14 @@ impl Emitter<'_> {
         // The fast reader is small and called from the enclosing reader's list loops:
         // inlining it keeps an element read inside its loop.
         let into = quote! {
-            #[doc = " Reads one value and hands it to `__put` (a list reader pushes it in place). `__SLOW`: read field by field (no fixed runs), as after a failed run."]
-            #[doc = ""]
-            #[doc = " Errors: as [`Self::read_from`]; `__put` is not called then."]
+            #[doc = " As [`Self::read_from`], handing the value to `__put` (not called on an error); `__SLOW`: field by field."]
             #[inline(always)]
-            #[allow(unused_variables, clippy::let_unit_value, clippy::redundant_locals)]
-            pub fn read_into<T: ::statepack_runtime::io::Tracer, __R, __F: FnOnce(Self) -> __R, const __SLOW: bool>(__r: &mut ::statepack_runtime::io::ByteReader<'_, T>, __put: __F) -> Result<__R, ::statepack_runtime::io::DecodeError> {
+            pub fn read_into<T: __io::Tracer, __R, __F: FnOnce(Self) -> __R, const __SLOW: bool>(__r: &mut __io::ByteReader<'_, T>, __put: __F) -> Result<__R, __io::DecodeError> {
                 #mark
                 #(#reads)*
                 #(#post_read_checks)*
                 Ok(__put(Self { #(#ctor,)* }))
             }
-            #cold
         };
         (
             quote!(#[inline(always)]),
@@ -544,7 +521,7 @@ impl Emitter<'_> {
                     Derived::Stored(..) => continue,
                 };
                 write_pre.push(quote! {
-                    let #id: #rty = ::statepack_runtime::io::fit(#value, #tyname).map_err(|e| e.in_field(#fid))?;
+                    let #id: #rty = __io::fit(#value, #tyname).map_err(|e| e.in_field(#fid))?;
                 });
                 wscope.vars.push((f.id.clone(), Ty::Int));
             }
@@ -558,6 +535,80 @@ impl Emitter<'_> {
 /// `disallowed_names`, for the locals the reader and writer bind per member) and a float
 /// literal close to a constant such as pi (`approx_constant`: the schema's literal is kept
 /// as written). Allowed on the type's impl only where the type has such a name or literal.
+/// The writer's statements before its writes, without the bindings of members
+/// (`let x = self.x;`, `let x = &self.x;`) that nothing after them names: each member is
+/// bound for the writer's expressions, which name only some.
+fn used_binds(pre: Vec<TokenStream>, writes: &[TokenStream]) -> Vec<TokenStream> {
+    let mut keep = vec![true; pre.len()];
+    for i in (0..pre.len()).rev() {
+        let Some(id) = member_bind(&pre[i]) else {
+            continue;
+        };
+        let named = pre[i + 1..]
+            .iter()
+            .zip(&keep[i + 1..])
+            .any(|(s, k)| *k && names_ident(s.clone(), &id))
+            || writes.iter().any(|s| names_ident(s.clone(), &id));
+        keep[i] = named;
+    }
+    pre.into_iter()
+        .zip(keep)
+        .filter_map(|(s, k)| k.then_some(s))
+        .collect()
+}
+
+/// `x` of a statement `let x = self.x;` or `let x = &self.x;`.
+fn member_bind(s: &TokenStream) -> Option<String> {
+    use proc_macro2::TokenTree as T;
+    let tt: Vec<T> = s.clone().into_iter().collect();
+    let p = |t: &T, c: char| matches!(t, T::Punct(x) if x.as_char() == c);
+    let id = |t: &T| match t {
+        T::Ident(i) => Some(i.to_string()),
+        _ => None,
+    };
+    let rest = match tt.as_slice() {
+        [l, x, eq, rest @ ..] if id(l).as_deref() == Some("let") && p(eq, '=') => (id(x)?, rest),
+        _ => return None,
+    };
+    let (x, rest) = rest;
+    let rest = match rest {
+        [amp, rest @ ..] if p(amp, '&') => rest,
+        _ => rest,
+    };
+    match rest {
+        [sf, dot, m, semi]
+            if id(sf).as_deref() == Some("self")
+                && p(dot, '.')
+                && id(m).as_deref() == Some(x.as_str())
+                && p(semi, ';') =>
+        {
+            Some(x)
+        }
+        _ => None,
+    }
+}
+
+/// The sum of a type's length terms, its literal terms added up into one.
+fn len_sum(lens: &[TokenStream]) -> TokenStream {
+    let mut fixed = 0usize;
+    let mut terms = Vec::new();
+    for l in lens {
+        match syn::parse2::<syn::LitInt>(l.clone()).map(|n| n.base10_parse::<usize>()) {
+            Ok(Ok(n)) => fixed += n,
+            _ => terms.push(l),
+        }
+    }
+    if terms.is_empty() {
+        let n = lit_usize(fixed);
+        return quote!(#n);
+    }
+    let fixed = (fixed > 0).then(|| {
+        let n = lit_usize(fixed);
+        quote!(#n +)
+    });
+    quote!(#fixed #(#terms)+*)
+}
+
 fn schema_lint_allows(t: &TypeDef) -> TokenStream {
     const PLACEHOLDERS: [&str; 3] = ["foo", "baz", "quux"];
     let named = |n: &str| PLACEHOLDERS.contains(&n);
@@ -574,6 +625,13 @@ fn schema_lint_allows(t: &TypeDef) -> TokenStream {
         .any(|(e, _)| has_float_literal(&e.expr))
     {
         lints.push(quote!(clippy::approx_constant));
+    }
+    // A positional `contents` instance is read into a `()` kept for its position.
+    if t.fields
+        .iter()
+        .any(|f| f.at.is_some() && matches!(f.kind, FieldKind::Contents(_)))
+    {
+        lints.push(quote!(clippy::let_unit_value));
     }
     if lints.is_empty() {
         quote!()

@@ -63,34 +63,18 @@ impl Emitter<'_> {
                 }
             };
             let (rty, body, reflect) = match &ty {
-                Ty::Int => (
-                    quote!(i128),
-                    ts,
-                    quote!(::statepack_runtime::reflect::Value::Int(__x)),
-                ),
-                Ty::Float => (
-                    quote!(f64),
-                    ts,
-                    quote!(::statepack_runtime::reflect::Value::Float(__x)),
-                ),
-                Ty::Bool => (
-                    quote!(bool),
-                    ts,
-                    quote!(::statepack_runtime::reflect::Value::Bool(__x)),
-                ),
+                Ty::Int => (quote!(i128), ts, quote!(__rf::Value::Int(__x))),
+                Ty::Float => (quote!(f64), ts, quote!(__rf::Value::Float(__x))),
+                Ty::Bool => (quote!(bool), ts, quote!(__rf::Value::Bool(__x))),
                 Ty::Str => (
                     quote!(::std::string::String),
                     quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
-                    quote!(::statepack_runtime::reflect::Value::Str(
-                        ::std::borrow::Cow::Owned(__x)
-                    )),
+                    quote!(__rf::Value::Str(::std::borrow::Cow::Owned(__x))),
                 ),
                 Ty::Bytes => (
                     quote!(::std::vec::Vec<u8>),
                     quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
-                    quote!(::statepack_runtime::reflect::Value::Bytes(
-                        ::std::borrow::Cow::Owned(__x)
-                    )),
+                    quote!(__rf::Value::Bytes(::std::borrow::Cow::Owned(__x))),
                 ),
                 Ty::Enum(e) => {
                     let ei = type_ident(e);
@@ -98,9 +82,9 @@ impl Emitter<'_> {
                         quote!(#ei),
                         ts,
                         if self.open_enums.contains(e) {
-                            quote!(::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue { enum_name: #ei::SCHEMA_NAME, name: __x.listed_name(), value: __x.to_i() }))
+                            quote!(__rf::Value::Enum(__rf::EnumValue { enum_name: #ei::SCHEMA_NAME, name: __x.listed_name(), value: __x.to_i() }))
                         } else {
-                            quote!(::statepack_runtime::reflect::Value::Enum(::statepack_runtime::reflect::EnumValue { enum_name: #ei::SCHEMA_NAME, name: ::std::option::Option::Some(__x.name()), value: __x.to_i() }))
+                            quote!(__rf::Value::Enum(__rf::EnumValue { enum_name: #ei::SCHEMA_NAME, name: ::std::option::Option::Some(__x.name()), value: __x.to_i() }))
                         },
                     )
                 }
@@ -109,7 +93,7 @@ impl Emitter<'_> {
                     (
                         quote!(&#ti),
                         quote!(::std::convert::identity::<&#ti>(#ts)),
-                        quote!(::statepack_runtime::reflect::Value::Struct(__x)),
+                        quote!(__rf::Value::Struct(__x)),
                     )
                 }
                 Ty::List(e) if matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool) => {
@@ -117,24 +101,18 @@ impl Emitter<'_> {
                         Ty::Int => (
                             quote!(i128),
                             quote!(*__e as i128),
-                            quote!(::statepack_runtime::reflect::Value::Int(*__e)),
+                            quote!(__rf::Value::Int(*__e)),
                         ),
                         Ty::Float => (
                             quote!(f64),
                             quote!(*__e as f64),
-                            quote!(::statepack_runtime::reflect::Value::Float(*__e)),
+                            quote!(__rf::Value::Float(*__e)),
                         ),
-                        Ty::Bool => (
-                            quote!(bool),
-                            quote!(*__e),
-                            quote!(::statepack_runtime::reflect::Value::Bool(*__e)),
-                        ),
+                        Ty::Bool => (quote!(bool), quote!(*__e), quote!(__rf::Value::Bool(*__e))),
                         _ => (
                             quote!(::std::string::String),
                             quote!(::std::string::String::from(AsRef::<str>::as_ref(__e))),
-                            quote!(::statepack_runtime::reflect::Value::Str(
-                                ::std::borrow::Cow::Owned(__e.clone())
-                            )),
+                            quote!(__rf::Value::Str(::std::borrow::Cow::Owned(__e.clone()))),
                         ),
                     };
                     let body = match &**e {
@@ -146,7 +124,7 @@ impl Emitter<'_> {
                     (
                         quote!(::std::vec::Vec<#ety>),
                         body,
-                        quote!(::statepack_runtime::reflect::Value::List(__x.iter().map(|__e| #item).collect())),
+                        quote!(__rf::Value::List(__x.iter().map(|__e| #item).collect())),
                     )
                 }
                 Ty::List(e) if matches!(**e, Ty::User(_)) => {
@@ -159,10 +137,8 @@ impl Emitter<'_> {
                     (
                         quote!(&[#ti]),
                         quote!(&(#ts)[..]),
-                        quote!(::statepack_runtime::reflect::Value::List(
-                            __x.iter()
-                                .map(|__e| ::statepack_runtime::reflect::Value::Struct(__e))
-                                .collect()
+                        quote!(__rf::Value::List(
+                            __x.iter().map(|__e| __rf::Value::Struct(__e)).collect()
                         )),
                     )
                 }
@@ -197,7 +173,7 @@ impl Emitter<'_> {
                     (
                         quote!(::std::option::Option<#rty>),
                         quote!(if #c { ::std::option::Option::Some(#body) } else { ::std::option::Option::None }),
-                        quote!(match self.#mi() { ::std::option::Option::Some(__x) => #reflect, ::std::option::Option::None => ::statepack_runtime::reflect::Value::Null }),
+                        quote!(match self.#mi() { ::std::option::Option::Some(__x) => #reflect, ::std::option::Option::None => __rf::Value::Null }),
                     )
                 }
             };
@@ -205,12 +181,12 @@ impl Emitter<'_> {
             // shows it as null.
             let (rty, body, reflect) = if self.fallible.replace(false) {
                 (
-                    quote!(::std::result::Result<#rty, ::statepack_runtime::io::ExprError>),
+                    quote!(::std::result::Result<#rty, __io::ExprError>),
                     quote!(let __v: #rty = #body; ::std::result::Result::Ok(__v)),
                     if inst.cond.is_some() {
-                        quote!(match self.#mi() { ::std::result::Result::Ok(::std::option::Option::Some(__x)) => #base_reflect, _ => ::statepack_runtime::reflect::Value::Null })
+                        quote!(match self.#mi() { ::std::result::Result::Ok(::std::option::Option::Some(__x)) => #base_reflect, _ => __rf::Value::Null })
                     } else {
-                        quote!(match self.#mi() { ::std::result::Result::Ok(__x) => #base_reflect, ::std::result::Result::Err(_) => ::statepack_runtime::reflect::Value::Null })
+                        quote!(match self.#mi() { ::std::result::Result::Ok(__x) => #base_reflect, ::std::result::Result::Err(_) => __rf::Value::Null })
                     },
                 )
             } else {
