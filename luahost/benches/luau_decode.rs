@@ -11,6 +11,9 @@
 //! shared with other work that ratio moves less than two separate criterion runs do.
 //!
 //! `cargo bench -p statepack-luahost --bench luau_decode -- --warm-up-time 1 --measurement-time 3`
+//! (`-- skipcriterion`, a filter matching no criterion benchmark, for the alternating
+//! timing only; `STATEPACK_LUAU_BENCH_DIR=dir` times `dir/<schema>.luau`, a generated module
+//! edited by hand, in place of the one generated now).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mlua::{Function, Table, Value};
@@ -145,7 +148,16 @@ fn pair(
     let text = statepack_codegen::read_schema_file(&path).unwrap();
     let file = path.display().to_string();
     let schema = statepack_codegen::load_checked(&text, &file, &path, &[]).unwrap();
-    let code = lua_emit::generate(&text, &file, &path, &[], Target::Luau).unwrap();
+    let mut code = lua_emit::generate(&text, &file, &path, &[], Target::Luau).unwrap();
+    // A module edited by hand in place of the generated one (to find what costs):
+    // `STATEPACK_LUAU_BENCH_DIR=dir` with `dir/<schema>.luau`.
+    if let Some(dir) = std::env::var_os("STATEPACK_LUAU_BENCH_DIR") {
+        let edited = std::path::Path::new(&dir).join(format!("{schema_name}.luau"));
+        if let Ok(text) = std::fs::read_to_string(&edited) {
+            println!("module: {} (edited by hand)", edited.display());
+            code = text;
+        }
+    }
     let host = LuauHost::new().unwrap();
     let Value::Table(module) = host.load_module(schema_name, &code).unwrap() else {
         panic!("the generated module gave no table")

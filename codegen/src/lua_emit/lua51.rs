@@ -194,12 +194,22 @@ impl<'a> Emitter<'a> {
         let target = dot("v", &f.id);
         let (mut o, depth) = self.cond_open(t, f)?;
         let mut reader = "r".to_string();
-        if let Some(at) = &f.at {
-            if at.io_of.is_some() {
-                return Err(
-                    "a positional instance read from another value's stream (`io: X._io`)".into(),
-                );
-            }
+        if let Some((at, io)) = f.at.as_ref().and_then(|a| Some((a, a.io_of.as_ref()?))) {
+            // `io: X._io`: a cursor over the substream `X` was read from (kept with `X`).
+            self.io_value_type(t, f, io)?;
+            let (x, _) = self.ex(t, io, "r", None, None)?;
+            let rd = self.fresh("io");
+            let leaked: &'a str = Box::leak(rd.clone().into_boxed_str());
+            // `pos` is evaluated on the instance's own stream (`_io` there is the substream).
+            let (pos, _) = self.ex(t, &at.pos, leaked, None, None)?;
+            let i0 = ind(depth);
+            let _ = writeln!(
+                o,
+                "{i0}local {rd} = S.foreignStream({base}, {x}, {}, {fname})\n{i0}S.seekRel({rd}, N({pos}), {fname})\n{i0}local {rd}_at = S.enterInstance({rd}, {fname})",
+                lua_str(io.src.as_bytes())
+            );
+            reader = rd;
+        } else if let Some(at) = &f.at {
             let (pos, _) = self.ex(t, &at.pos, "r", None, None)?;
             let io = self.fresh("io");
             let src = if at.whole { "S.rootOf" } else { "S.view" };
@@ -404,11 +414,13 @@ impl<'a> Emitter<'a> {
         })
     }
 
-    /// `sub` read as user type `tn` into `dst`, with the path entered and the strict end check.
+    /// `sub` read as user type `tn` into `dst`, with the path entered and the strict end check
+    /// (`own`: `sub` is the value's own substream, which it keeps for `io: X._io`).
     #[allow(clippy::too_many_arguments)]
     fn read_in(
         &self,
         sub: &str,
+        own: bool,
         tn: &str,
         args: &str,
         dst: &str,
@@ -423,6 +435,10 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
         }
         let _ = writeln!(o, "{i0}{dst} = {}.read({sub}{args})", ty(tn));
+        if own && self.has_io_of() {
+            // A positional instance may read this substream again (`io: X._io`).
+            let _ = writeln!(o, "{i0}S.keepStream({sub}, {dst})");
+        }
         if strict {
             let _ = writeln!(o, "{i0}S.finishSub({sub})");
         }
@@ -525,7 +541,7 @@ impl<'a> Backend<'a> for Emitter<'a> {
             }
             let sub = self.fresh("sub");
             let _ = writeln!(o, "{i0}local {sub} = S.subOver({r}, {raw})");
-            o.push_str(&self.read_in(&sub, tn, &args, dst, fname, strict, d));
+            o.push_str(&self.read_in(&sub, true, tn, &args, dst, fname, strict, d));
             return Ok(o);
         }
         if f.process.is_some() {
@@ -542,19 +558,19 @@ impl<'a> Backend<'a> for Emitter<'a> {
             let up = self.unprocess(t, f, &raw, &at, fname, r, index)?;
             let sub = self.fresh("sub");
             let _ = writeln!(o, "{i0}{up}\n{i0}local {sub} = S.subOver({r}, {raw})");
-            o.push_str(&self.read_in(&sub, tn, &args, dst, fname, strict, d));
+            o.push_str(&self.read_in(&sub, true, tn, &args, dst, fname, strict, d));
             return Ok(o);
         }
         match size {
-            None => o.push_str(&self.read_in(r, tn, &args, dst, fname, false, d)),
+            None => o.push_str(&self.read_in(r, false, tn, &args, dst, fname, false, d)),
             Some(Size::Eos) if strict => {
-                o.push_str(&self.read_in(r, tn, &args, dst, fname, false, d))
+                o.push_str(&self.read_in(r, false, tn, &args, dst, fname, false, d))
             }
             Some(sz) => {
                 let n = self.size_expr(t, Some(sz), r, index)?;
                 let sub = self.fresh("sub");
                 let _ = writeln!(o, "{i0}local {sub} = S.sub({r}, {n}, {fname})");
-                o.push_str(&self.read_in(&sub, tn, &args, dst, fname, strict, d));
+                o.push_str(&self.read_in(&sub, true, tn, &args, dst, fname, strict, d));
             }
         }
         Ok(o)

@@ -39,6 +39,7 @@ pub fn emit(s: &Schema) -> Result<String, Vec<Diag>> {
         sizeof_used: format!("{s:?}").contains("_sizeof"),
         buf_in_scope: false,
         pos_local: false,
+        sums: Vec::new(),
     };
     let out = e.module();
     e.result(out)
@@ -66,6 +67,19 @@ struct Emitter<'a> {
     /// Whether reader `r`'s position is in the local `__p` where the code goes (`r.pos` is
     /// behind it: set from `__p` before anything else reads it).
     pos_local: bool,
+    /// The `-sp-sum-of` sums of the type being read that are added up while their list is
+    /// read (see [`Emitter::sum_locals`]).
+    sums: Vec<Sum<'a>>,
+}
+
+/// A `-sp-sum-of` sum added up while its list is read.
+struct Sum<'a> {
+    /// The list field.
+    list: &'a Field,
+    /// The member of each element added.
+    member: String,
+    /// The local holding the sum so far.
+    local: String,
 }
 
 super::shared::core_deref!(Emitter);
@@ -476,6 +490,7 @@ impl<'a> Emitter<'a> {
         if self.sizeof_used {
             o.push_str("\tlocal __start = r.pos\n");
         }
+        let saved_sums = self.sum_locals(t, &mut o);
         let saved_buf = self.buf_in_scope;
         if !self.buf_in_scope
             && t.fields.iter().any(|f| {
@@ -590,12 +605,21 @@ impl<'a> Emitter<'a> {
         // -sp-sum-of checks
         for f in &t.fields {
             if let Some((list, field, _)) = &f.sum_of {
+                let local = format!("__sum_{}", f.id);
+                let added = self.sums.iter().find(|u| u.local == local);
+                let total = match added {
+                    Some(u) => format!("\t\tlocal sum = {}\n", u.local),
+                    None => format!(
+                        "\t\tlocal sum = 0\n\t\tfor _, e in {} do\n\t\t\tsum += {} or 0\n\t\tend\n",
+                        dot("v", list),
+                        dot("e", field)
+                    ),
+                };
                 let _ = writeln!(
                     o,
-                    "\tif {0} ~= nil and {1} ~= nil then\n\t\tlocal sum = 0\n\t\tfor _, e in {1} do\n\t\t\tsum += {2} or 0\n\t\tend\n\t\tif sum ~= {0} then\n\t\t\tS.failAt(r, r.pos, {3}, \"semantic\", `{4} is {{{0}}} but the sum of {5}.{6} is {{sum}}`)\n\t\tend\n\tend",
+                    "\tif {0} ~= nil and {1} ~= nil then\n{total}\t\tif sum ~= {0} then\n\t\t\tS.failAt(r, r.pos, {2}, \"semantic\", `{3} is {{{0}}} but the sum of {4}.{5} is {{sum}}`)\n\t\tend\n\tend",
                     dot("v", &f.id),
                     dot("v", list),
-                    dot("e", field),
                     lua_str(f.id.as_bytes()),
                     f.id,
                     list,
@@ -622,7 +646,48 @@ impl<'a> Emitter<'a> {
         self.field_locals = saved_locals;
         self.locals_of = saved_of;
         self.buf_in_scope = saved_buf;
+        self.sums = saved_sums;
         o
+    }
+
+    /// The `-sp-sum-of` sums of `t` added up while their list is read (a list of user-type
+    /// values read in `t`'s stream, in place), each in a local declared here (`o`), set as
+    /// [`Self::sums`]; returns the sums of the type around, to restore after `t`'s body.
+    fn sum_locals(&mut self, t: &'a TypeDef, o: &mut String) -> Vec<Sum<'a>> {
+        let mut sums = Vec::new();
+        for f in &t.fields {
+            let Some((list, member, _)) = &f.sum_of else {
+                continue;
+            };
+            let Some(l) = t.fields.iter().find(|g| g.id == *list) else {
+                continue;
+            };
+            let added = l.at.is_none()
+                && !l.varint
+                && l.process.is_none()
+                && !matches!(l.repeat, Repeat::None)
+                && matches!(l.kind, FieldKind::User { .. });
+            if added {
+                let local = format!("__sum_{}", f.id);
+                let _ = writeln!(o, "\tlocal {local} = 0");
+                sums.push(Sum {
+                    list: l,
+                    member: member.clone(),
+                    local,
+                });
+            }
+        }
+        std::mem::replace(&mut self.sums, sums)
+    }
+
+    /// Adds the element `e` just read of list `f` to the sums over it that are added up while
+    /// the list is read (at `i0` plus two).
+    fn sum_elem(&self, f: &Field, i0: &str) -> String {
+        self.sums
+            .iter()
+            .filter(|u| std::ptr::eq(u.list, f))
+            .map(|u| format!("{i0}\t\t{} += {} or 0\n", u.local, dot("e", &u.member)))
+            .collect()
     }
 
     /// Code deciding the byte order of a type whose `meta.endian` is a switch, into the
@@ -774,22 +839,16 @@ impl<'a> Emitter<'a> {
                 }
                 let _ = writeln!(o, "{i0}do\n{i0}\tlocal n = {n}");
                 o.push_str(&self.count_check(f, fixed, r, fname, &i0));
+                let (slot, index) = index_slot(f, r, &i0);
                 let _ = writeln!(
                     o,
-                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n{i0}\tfor i = 0, n - 1 do\n{i0}\t\tpath[slot] = i"
+                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{slot}{i0}\tfor i = 0, n - 1 do\n{index}{i0}\t\tlocal e"
                 );
-                o.push_str(&self.read_checked(
-                    t,
-                    f,
-                    leaked,
-                    "list[i + 1]",
-                    "nil",
-                    Some("i"),
-                    d + 2,
-                )?);
+                o.push_str(&self.read_checked(t, f, leaked, "e", "nil", Some("i"), d + 2)?);
+                o.push_str(&self.sum_elem(f, &i0));
                 let _ = writeln!(
                     o,
-                    "{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
+                    "{i0}\t\tlist[i + 1] = e\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
                 );
                 if fast.is_some() {
                     let _ = writeln!(o, "{}{i0}end", self.pos_sync(&i0).1);
@@ -803,10 +862,10 @@ impl<'a> Emitter<'a> {
                     && f.term.is_none()
                     && f.process.is_none()
                     && !matches!(f.kind, FieldKind::User { size: Some(_), .. });
-                // The element's slot of the path is pushed once and set per element.
+                let (slot, index) = index_slot(f, r, &i0);
                 let _ = writeln!(
                     o,
-                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n{i0}\twhile {} do\n{before}{i0}\t\tpath[slot] = i\n{i0}\t\tlocal e",
+                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{slot}{i0}\twhile {} do\n{before}{index}{i0}\t\tlocal e",
                     match f.repeat {
                         Repeat::Eos if self.has_bits => format!("not S.isEof({r})"),
                         // No bit field: the reader is always on a byte boundary.
@@ -820,15 +879,20 @@ impl<'a> Emitter<'a> {
                     },
                 );
                 o.push_str(&self.read_checked(t, f, leaked, "e", "nil", Some("i"), d + 2)?);
-                let _ = writeln!(o, "{i0}\t\tlist[i + 1] = e");
+                o.push_str(&self.sum_elem(f, &i0));
+                // The element joins the list once its checks pass: while it is read, the
+                // list's length is its index (see `index_slot`).
                 if let Repeat::Until(u) = &f.repeat {
                     let k = elem_kind(self.s, f);
                     let (c, _) = self.ex(t, u, leaked, Some((k, "e")), Some("i"))?;
-                    let _ = writeln!(o, "{i0}\t\tif {c} then\n{i0}\t\t\tbreak\n{i0}\t\tend");
+                    let _ = writeln!(
+                        o,
+                        "{i0}\t\tif {c} then\n{i0}\t\t\tlist[i + 1] = e\n{i0}\t\t\tbreak\n{i0}\t\tend"
+                    );
                 }
                 let _ = writeln!(
                     o,
-                    "{check}{i0}\t\ti += 1\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end",
+                    "{check}{i0}\t\tlist[i + 1] = e\n{i0}\t\ti += 1\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end",
                     check = if progresses {
                         String::new()
                     } else {
@@ -1314,26 +1378,11 @@ impl<'a> Emitter<'a> {
         ))
     }
 
-    /// The user type of the value named by `io: X._io` in field `f` of `t`: one type, read
-    /// only in sized fields (a value read in its parent's stream keeps no substream); for a
-    /// writer (`write`), also one without params, whose writer rebuilds the substream.
+    /// The user type of the value named by `io: X._io` in field `f` of `t` (see
+    /// [`Core::io_value_type`]); for a writer (`write`), also one without params, whose
+    /// writer rebuilds the substream.
     fn io_type(&mut self, t: &'a TypeDef, f: &Field, io: &SrcExpr, write: bool) -> R<String> {
-        let (_, kind) = self.ex(t, io, "r", None, None)?;
-        let tn = match kind {
-            Kind::User(names) if names.len() == 1 => names[0].clone(),
-            _ => {
-                return Err(format!(
-                    "`io: {}._io`: `{}` is not a value of one user type (no stream of its own)",
-                    io.src, io.src
-                ))
-            }
-        };
-        if let Some(g) = crate::typed::unsized_readers(self.s, &tn).first() {
-            return Err(format!(
-                "`io: {}._io` (in `{}`): `{tn}` is also read without a `size` (`{}`), where it has no stream of its own",
-                io.src, f.key_path, g.key_path
-            ));
-        }
+        let tn = self.io_value_type(t, f, io)?;
         if write && self.s.type_def(&tn).is_some_and(|d| !d.params.is_empty()) {
             return Err(format!(
                 "`io: {}._io`: the writer of `{tn}` takes params, which the substream's rebuild does not know",
@@ -1466,16 +1515,6 @@ impl<'a> Emitter<'a> {
     /// `__beyond` and its writer lays the instances out.
     fn is_positional_root(&self, t: &TypeDef) -> bool {
         std::ptr::eq(t, &self.s.types[0]) && self.has_positional()
-    }
-
-    /// Whether any type of the schema has a positional instance in another value's stream
-    /// (`io: X._io`): values read in substreams then keep them (`S.keepStream`).
-    fn has_io_of(&self) -> bool {
-        self.s.types.iter().any(|t| {
-            t.fields
-                .iter()
-                .any(|f| f.at.as_ref().is_some_and(|a| a.io_of.is_some()))
-        })
     }
 
     /// Whether any type of the schema has a positional instance.
@@ -1911,6 +1950,23 @@ impl<'a> Backend<'a> for Emitter<'a> {
     fn after_lenient_sized_case(&self, rr: &str, dst: &str, i0: &str) -> String {
         // Lenient rules: what a user-type case left unread is kept for its writer.
         format!("{i0}\tif {rr}.pos < {rr}.limit or {rr}.nbits ~= 0 then S.keepUnread({rr}, {dst}) end\n")
+    }
+}
+
+/// The path's slot for the index of a list's element being read, pushed after the list's
+/// name (`slot`, lines at `i0` plus one), and what sets it per element (`index`, at `i0`
+/// plus two). The slot holds the list itself where every element is a value (never `nil`):
+/// each element joins the list once read and checked, so while one is read the list's
+/// length is its index, which the runtime puts into an error's path (`[n]`) only when an
+/// error is raised. Elements that may be `nil` (a switch without `_` case) set the index.
+fn index_slot(f: &Field, r: &str, i0: &str) -> (String, String) {
+    if matches!(f.kind, FieldKind::Switch { default: None, .. }) {
+        (
+            format!("{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n"),
+            format!("{i0}\t\tpath[slot] = i\n"),
+        )
+    } else {
+        (format!("{i0}\tS.enter({r}, list)\n"), String::new())
     }
 }
 

@@ -399,6 +399,38 @@ impl<'a> Core<'a> {
         }
     }
 
+    /// The user type of the value named by `io: X._io` in field `f` of `t`: one type, read
+    /// only in sized fields (a value read in its parent's stream keeps no substream).
+    pub fn io_value_type(&mut self, t: &'a TypeDef, f: &Field, io: &SrcExpr) -> R<String> {
+        let (_, kind) = self.ex(t, io, "r", None, None)?;
+        let tn = match kind {
+            Kind::User(names) if names.len() == 1 => names[0].clone(),
+            _ => {
+                return Err(format!(
+                    "`io: {}._io`: `{}` is not a value of one user type (no stream of its own)",
+                    io.src, io.src
+                ))
+            }
+        };
+        if let Some(g) = crate::typed::unsized_readers(self.s, &tn).first() {
+            return Err(format!(
+                "`io: {}._io` (in `{}`): `{tn}` is also read without a `size` (`{}`), where it has no stream of its own",
+                io.src, f.key_path, g.key_path
+            ));
+        }
+        Ok(tn)
+    }
+
+    /// Whether a positional instance of the schema reads another value's stream (`io:
+    /// X._io`): only then do values read in a substream keep it.
+    pub fn has_io_of(&self) -> bool {
+        self.s.types.iter().any(|t| {
+            t.fields
+                .iter()
+                .any(|f| f.at.as_ref().is_some_and(|a| a.io_of.is_some()))
+        })
+    }
+
     /// A message argument of `S.failAt`: `S.show(value)` and then `text` (a template in
     /// Luau, a concatenation in Lua 5.1).
     pub fn shown(&self, value: &str, text: &str) -> String {
