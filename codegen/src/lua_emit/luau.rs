@@ -40,6 +40,8 @@ pub fn emit(s: &Schema) -> Result<String, Vec<Diag>> {
         buf_in_scope: false,
         pos_local: false,
         sums: Vec::new(),
+        elem_pos: false,
+        elem_sums: Vec::new(),
     };
     let out = e.module();
     e.result(out)
@@ -70,6 +72,15 @@ struct Emitter<'a> {
     /// The `-sp-sum-of` sums of the type being read that are added up while their list is
     /// read (see [`Emitter::sum_locals`]).
     sums: Vec<Sum<'a>>,
+    /// Set by a list's loop for the element read next: when that element's type is written
+    /// out in place, its body keeps the position in the loop's `__p` (declared by the loop,
+    /// current at the body's start and end) instead of taking it from `r.pos` and storing
+    /// it back. Taken (reset) by the body that honours it.
+    elem_pos: bool,
+    /// Set by a list's loop for the element read next: the sums over the list (local,
+    /// member) that the element's body, when written out in place, adds its member to
+    /// (from the member's local when a run read it). Taken by the body that adds them.
+    elem_sums: Vec<(String, String)>,
 }
 
 /// A `-sp-sum-of` sum added up while its list is read.
@@ -478,6 +489,9 @@ impl<'a> Emitter<'a> {
     /// The statements of `t`'s read function before its `return v`, one tab in: they read
     /// a value of `t` from reader `r` into a new table `v`.
     fn read_body(&mut self, t: &'a TypeDef) -> String {
+        // What a list's loop asked of its element (see `elem_pos`, `elem_sums`).
+        let shared_pos = std::mem::take(&mut self.elem_pos);
+        let elem_sums = std::mem::take(&mut self.elem_sums);
         let saved_locals = std::mem::take(&mut self.field_locals);
         let saved_of = self.locals_of.replace(t.name.clone());
         let mut o = String::new();
@@ -511,10 +525,12 @@ impl<'a> Emitter<'a> {
             && t.fields
                 .iter()
                 .any(|f| f.at.is_none() && fast_number_width(f).is_some());
-        if keeps_pos {
+        if keeps_pos && !shared_pos {
             // The position while plain numbers are read one after another (see `pos_local`).
             o.push_str("\tlocal __p\n");
         }
+        // An element of a list whose loop keeps the position: `__p` is current here.
+        self.pos_local = shared_pos;
         if let Some(sw) = &t.endian_switch {
             match self.decide_endian(t, sw, "r", false) {
                 Ok(code) => o.push_str(&code),
@@ -598,7 +614,10 @@ impl<'a> Emitter<'a> {
             }
             i += 1;
         }
-        if self.pos_local {
+        let end_pos = self.pos_local;
+        if self.pos_local && (!shared_pos || t.fields.iter().any(|f| f.sum_of.is_some())) {
+            // (An element whose loop keeps the position stores it only for its sum checks,
+            // which name `r.pos`.)
             o.push_str("\tr.pos = __p\n");
         }
         self.pos_local = saved_pos;
@@ -643,11 +662,71 @@ impl<'a> Emitter<'a> {
             Some(c) => format!("if {c} then {x} else nil"),
             None => x.to_owned(),
         });
+        // The element's member added to the sums over its list.
+        for (local, member) in &elem_sums {
+            match self.field_locals.iter().find(|(n, _)| n == member) {
+                Some((_, l)) => {
+                    let _ = writeln!(o, "\t{local} += {l}");
+                }
+                None => {
+                    let _ = writeln!(o, "\t{local} += {} or 0", dot("v", member));
+                }
+            }
+        }
+        if shared_pos && !end_pos {
+            o.push_str("\t__p = r.pos\n");
+        }
         self.field_locals = saved_locals;
         self.locals_of = saved_of;
         self.buf_in_scope = saved_buf;
         self.sums = saved_sums;
         o
+    }
+
+    /// Whether the elements of list `f`, read from reader `r`, may keep the position in a
+    /// local of the loop (see `elem_pos`): `r`'s own buffer in locals, no bit field, no
+    /// `_sizeof`, and a loop whose test does not read the stream (a count, or `repeat: eos`
+    /// whose elements always take bytes, `progresses`).
+    fn loop_keeps_pos(&self, f: &Field, r: &str, progresses: bool) -> bool {
+        r == "r"
+            && self.buf_in_scope
+            && !self.has_bits
+            && !self.sizeof_used
+            && f.at.is_none()
+            && matches!(f.kind, FieldKind::User { size: None, .. })
+            && (matches!(f.repeat, Repeat::Expr(_))
+                || (matches!(f.repeat, Repeat::Eos) && progresses))
+    }
+
+    /// Reads one element of list `f` into `e` at depth `d` (see [`Self::read_checked`]),
+    /// asking a body written out in place to keep the position in the loop's `__p`
+    /// (`keep_pos`) and to add to the sums over the list. Returns the code and whether the
+    /// position was kept; the sums no body added are added here from `e`.
+    fn read_list_elem(
+        &mut self,
+        t: &'a TypeDef,
+        f: &'a Field,
+        r: &'a str,
+        keep_pos: bool,
+        i0: &str,
+        d: usize,
+    ) -> R<(String, bool)> {
+        self.elem_pos = keep_pos;
+        self.elem_sums = self
+            .sums
+            .iter()
+            .filter(|u| std::ptr::eq(u.list, f))
+            .map(|u| (u.local.clone(), u.member.clone()))
+            .collect();
+        let code = self.read_checked(t, f, r, "e", "nil", Some("i"), d);
+        // What no body took (the element was not written out in place) is done here.
+        let kept = keep_pos && !std::mem::take(&mut self.elem_pos);
+        let left = std::mem::take(&mut self.elem_sums);
+        let mut code = code?;
+        for (local, member) in left {
+            let _ = writeln!(code, "{i0}\t\t{local} += {} or 0", dot("e", &member));
+        }
+        Ok((code, kept))
     }
 
     /// The `-sp-sum-of` sums of `t` added up while their list is read (a list of user-type
@@ -678,16 +757,6 @@ impl<'a> Emitter<'a> {
             }
         }
         std::mem::replace(&mut self.sums, sums)
-    }
-
-    /// Adds the element `e` just read of list `f` to the sums over it that are added up while
-    /// the list is read (at `i0` plus two).
-    fn sum_elem(&self, f: &Field, i0: &str) -> String {
-        self.sums
-            .iter()
-            .filter(|u| std::ptr::eq(u.list, f))
-            .map(|u| format!("{i0}\t\t{} += {} or 0\n", u.local, dot("e", &u.member)))
-            .collect()
     }
 
     /// Code deciding the byte order of a type whose `meta.endian` is a switch, into the
@@ -840,15 +909,12 @@ impl<'a> Emitter<'a> {
                 let _ = writeln!(o, "{i0}do\n{i0}\tlocal n = {n}");
                 o.push_str(&self.count_check(f, fixed, r, fname, &i0));
                 let (slot, index) = index_slot(f, r, &i0);
+                let keep = self.loop_keeps_pos(f, r, false);
+                let (elem, kept) = self.read_list_elem(t, f, leaked, keep, &i0, d + 2)?;
+                let (take, store) = loop_pos(kept, &i0);
                 let _ = writeln!(
                     o,
-                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{slot}{i0}\tfor i = 0, n - 1 do\n{index}{i0}\t\tlocal e"
-                );
-                o.push_str(&self.read_checked(t, f, leaked, "e", "nil", Some("i"), d + 2)?);
-                o.push_str(&self.sum_elem(f, &i0));
-                let _ = writeln!(
-                    o,
-                    "{i0}\t\tlist[i + 1] = e\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
+                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{slot}{take}{i0}\tfor i = 0, n - 1 do\n{index}{i0}\t\tlocal e\n{elem}{i0}\t\tlist[i + 1] = e\n{i0}\tend\n{store}{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
                 );
                 if fast.is_some() {
                     let _ = writeln!(o, "{}{i0}end", self.pos_sync(&i0).1);
@@ -863,11 +929,16 @@ impl<'a> Emitter<'a> {
                     && f.process.is_none()
                     && !matches!(f.kind, FieldKind::User { size: Some(_), .. });
                 let (slot, index) = index_slot(f, r, &i0);
-                let _ = writeln!(
+                let keep = self.loop_keeps_pos(f, r, progresses);
+                let (elem, kept) = self.read_list_elem(t, f, leaked, keep, &i0, d + 2)?;
+                let (take, store) = loop_pos(kept, &i0);
+                let _ = write!(
                     o,
-                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{slot}{i0}\twhile {} do\n{before}{index}{i0}\t\tlocal e",
+                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{slot}{take}{i0}\twhile {} do\n{before}{index}{i0}\t\tlocal e\n{elem}",
                     match f.repeat {
                         Repeat::Eos if self.has_bits => format!("not S.isEof({r})"),
+                        // The loop keeps the position in `__p` (the reader's end is `__lim`).
+                        Repeat::Eos if kept => "__p < __lim".into(),
                         // No bit field: the reader is always on a byte boundary.
                         Repeat::Eos => format!("{r}.pos < {r}.limit"),
                         _ => "true".into(),
@@ -878,8 +949,6 @@ impl<'a> Emitter<'a> {
                         format!("{i0}\t\tlocal before = {}\n", self.bit_pos(r))
                     },
                 );
-                o.push_str(&self.read_checked(t, f, leaked, "e", "nil", Some("i"), d + 2)?);
-                o.push_str(&self.sum_elem(f, &i0));
                 // The element joins the list once its checks pass: while it is read, the
                 // list's length is its index (see `index_slot`).
                 if let Repeat::Until(u) = &f.repeat {
@@ -892,7 +961,7 @@ impl<'a> Emitter<'a> {
                 }
                 let _ = writeln!(
                     o,
-                    "{check}{i0}\t\tlist[i + 1] = e\n{i0}\t\ti += 1\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end",
+                    "{check}{i0}\t\tlist[i + 1] = e\n{i0}\t\ti += 1\n{i0}\tend\n{store}{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end",
                     check = if progresses {
                         String::new()
                     } else {
@@ -1962,11 +2031,26 @@ impl<'a> Backend<'a> for Emitter<'a> {
 fn index_slot(f: &Field, r: &str, i0: &str) -> (String, String) {
     if matches!(f.kind, FieldKind::Switch { default: None, .. }) {
         (
-            format!("{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n"),
+            format!(
+                "{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n"
+            ),
             format!("{i0}\t\tpath[slot] = i\n"),
         )
     } else {
         (format!("{i0}\tS.enter({r}, list)\n"), String::new())
+    }
+}
+
+/// The lines before and after a list's loop (at `i0` plus one) when its elements keep the
+/// position in the loop's own `__p` (`kept`): taken from the reader, stored back after.
+fn loop_pos(kept: bool, i0: &str) -> (String, String) {
+    if kept {
+        (
+            format!("{i0}\tlocal __p = r.pos\n"),
+            format!("{i0}\tr.pos = __p\n"),
+        )
+    } else {
+        (String::new(), String::new())
     }
 }
 
