@@ -42,6 +42,7 @@ pub fn emit(s: &Schema) -> Result<String, Vec<Diag>> {
         sums: Vec::new(),
         elem_pos: false,
         elem_sums: Vec::new(),
+        case_pos: false,
     };
     let out = e.module();
     e.result(out)
@@ -81,6 +82,10 @@ struct Emitter<'a> {
     /// member) that the element's body, when written out in place, adds its member to
     /// (from the member's local when a run read it). Taken by the body that adds them.
     elem_sums: Vec<(String, String)>,
+    /// Whether the cases of the switch being read are written out in place with the
+    /// position in the enclosing `__p` (each asks its body as `elem_pos` does); cleared
+    /// inside each case's body.
+    case_pos: bool,
 }
 
 /// A `-sp-sum-of` sum added up while its list is read.
@@ -492,6 +497,7 @@ impl<'a> Emitter<'a> {
         // What a list's loop asked of its element (see `elem_pos`, `elem_sums`).
         let shared_pos = std::mem::take(&mut self.elem_pos);
         let elem_sums = std::mem::take(&mut self.elem_sums);
+        let saved_case_pos = std::mem::take(&mut self.case_pos);
         let saved_locals = std::mem::take(&mut self.field_locals);
         let saved_of = self.locals_of.replace(t.name.clone());
         let mut o = String::new();
@@ -590,6 +596,21 @@ impl<'a> Emitter<'a> {
                 i += 1;
                 continue;
             }
+            if !fast_item && self.pos_local && self.switch_keeps_pos(t, f) {
+                // A switch whose cases are all written out in place: they keep the
+                // position in `__p` too (see `case_pos`).
+                self.case_pos = true;
+                let code = self.read_field(t, f);
+                self.case_pos = false;
+                match code {
+                    Ok(code) => {
+                        let _ = write!(o, "\tdo\n{code}\tend\n");
+                    }
+                    Err(m) => self.diag(f.pos, &f.key_path, m),
+                }
+                i += 1;
+                continue;
+            }
             if fast_item && !self.pos_local {
                 o.push_str("\t__p = r.pos\n");
                 self.pos_local = true;
@@ -680,7 +701,38 @@ impl<'a> Emitter<'a> {
         self.locals_of = saved_of;
         self.buf_in_scope = saved_buf;
         self.sums = saved_sums;
+        self.case_pos = saved_case_pos;
         o
+    }
+
+    /// Whether switch field `f` of `t` may be read with the position kept in `__p`: in
+    /// place, unconditional, unsized, its selector and keys not reading the stream, and
+    /// every case (the `_` one too) a user type written out in place (see
+    /// [`Self::call_read`]), whose bodies then keep the position as a list's elements do.
+    fn switch_keeps_pos(&self, t: &TypeDef, f: &Field) -> bool {
+        let FieldKind::Switch {
+            on,
+            cases,
+            default,
+            size: None,
+        } = &f.kind
+        else {
+            return false;
+        };
+        let in_place = |tn: &str| {
+            self.s.type_def(tn).is_some()
+                && self.inline.contains(tn)
+                && self.inlining.len() < MAX_INLINE_DEPTH
+                && !self.inlining.iter().any(|n| n == tn)
+                && f.switch_args.iter().all(|(n, a)| n != tn || a.is_empty())
+                && f.ctx_args.iter().all(|(n, a)| n != tn || a.is_empty())
+        };
+        r_free(f)
+            && stream_free(t, &on.src)
+            && cases
+                .iter()
+                .all(|(k, tn)| stream_free(t, &k.src) && in_place(tn))
+            && default.iter().all(|tn| in_place(tn))
     }
 
     /// Whether the elements of list `f`, read from reader `r`, may keep the position in a
@@ -1152,6 +1204,8 @@ impl<'a> Emitter<'a> {
         // The same reader keeps the same buffer and end; another one has its own.
         let saved_buf = self.buf_in_scope;
         self.buf_in_scope &= r == "r";
+        // A case of a switch whose cases keep the position in `__p`.
+        self.elem_pos |= self.case_pos && r == "r";
         let body = self.read_body(t);
         self.buf_in_scope = saved_buf;
         self.inlining.pop();
@@ -2016,6 +2070,10 @@ impl<'a> Backend<'a> for Emitter<'a> {
         case_tree(arms, fallback, numeric, d).unwrap_or_else(|| case_chain(arms, fallback, &ind(d)))
     }
 
+    fn pos_expr(&self, r: &str) -> String {
+        self.pos_of(r)
+    }
+
     fn after_lenient_sized_case(&self, rr: &str, dst: &str, i0: &str) -> String {
         // Lenient rules: what a user-type case left unread is kept for its writer.
         format!("{i0}\tif {rr}.pos < {rr}.limit or {rr}.nbits ~= 0 then S.keepUnread({rr}, {dst}) end\n")
@@ -2039,6 +2097,17 @@ fn index_slot(f: &Field, r: &str, i0: &str) -> (String, String) {
     } else {
         (format!("{i0}\tS.enter({r}, list)\n"), String::new())
     }
+}
+
+/// Whether field `f` is read once, in place, as it stands: no `if`, `repeat`, position,
+/// `process`, terminator or LEB128.
+fn r_free(f: &Field) -> bool {
+    f.cond.is_none()
+        && f.at.is_none()
+        && matches!(f.repeat, Repeat::None)
+        && !f.varint
+        && f.process.is_none()
+        && f.term.is_none()
 }
 
 /// The lines before and after a list's loop (at `i0` plus one) when its elements keep the

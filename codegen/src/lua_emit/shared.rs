@@ -593,6 +593,12 @@ pub(super) trait Backend<'a>: std::ops::DerefMut<Target = Core<'a>> {
         d: usize,
     ) -> R<String>;
 
+    /// The expression of reader `r`'s position where the code goes (`r.pos`, unless the
+    /// backend keeps it in a local there).
+    fn pos_expr(&self, r: &str) -> String {
+        format!("{r}.pos")
+    }
+
     /// The cases of a switch as code at depth `d` (`numeric`: the selector is a number and
     /// there is no `_` case); a chain of `on == key` tests unless the backend has better.
     fn dispatch(
@@ -690,8 +696,9 @@ pub(super) trait Backend<'a>: std::ops::DerefMut<Target = Core<'a>> {
         let fallback = match default {
             Some(tn) => case_code(self, tn)?,
             None if f.strict => format!(
-                "{}S.failAt({rr}, {rr}.pos, {fname}, \"valid\", {})\n",
+                "{}S.failAt({rr}, {}, {fname}, \"valid\", {})\n",
                 ind(d + 2),
+                self.pos_expr(rr),
                 self.shown("on", "must select one of the switch cases")
             ),
             None if size.is_some() => format!(
