@@ -13,7 +13,8 @@
 //! `cargo bench -p statepack-luahost --bench luau_decode -- --warm-up-time 1 --measurement-time 3`
 //! (`-- skipcriterion`, a filter matching no criterion benchmark, for the alternating
 //! timing only; `STATEPACK_LUAU_BENCH_DIR=dir` times `dir/<schema>.luau`, a generated module
-//! edited by hand, in place of the one generated now).
+//! edited by hand, in place of the one generated now; `STATEPACK_LUAU_BENCH_PAIRS=n` times n
+//! alternating pairs of each input).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mlua::{Function, Table, Value};
@@ -173,7 +174,12 @@ fn pair(
             .unwrap_or_else(|e| panic!("{what} reads other values than Rust: {e}"));
     }
     println!("input: {name}, {} bytes", bytes.len());
-    alternate(&host.lua, group, &generated, &hand, &buf, samples * 2);
+    // `STATEPACK_LUAU_BENCH_PAIRS=n`: n alternating pairs instead of twice the samples.
+    let pairs = std::env::var("STATEPACK_LUAU_BENCH_PAIRS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(samples * 2);
+    alternate(&host.lua, group, &generated, &hand, &buf, pairs);
     let mut g = c.benchmark_group(group);
     g.sample_size(samples);
     g.throughput(Throughput::Bytes(bytes.len() as u64));

@@ -2062,12 +2062,16 @@ impl<'a> Backend<'a> for Emitter<'a> {
 
     fn dispatch(
         &self,
+        sel: &str,
         arms: &[(String, String)],
         fallback: &str,
         numeric: bool,
         d: usize,
     ) -> String {
-        case_tree(arms, fallback, numeric, d).unwrap_or_else(|| case_chain(arms, fallback, &ind(d)))
+        // A selector held in a field local was read by a run of numbers: always a number.
+        let number = self.field_locals.iter().any(|(_, l)| l == sel);
+        case_tree(arms, fallback, numeric, number, d)
+            .unwrap_or_else(|| case_chain(arms, fallback, &ind(d)))
     }
 
     fn pos_expr(&self, r: &str) -> String {
@@ -2157,8 +2161,15 @@ fn stream_free(t: &TypeDef, src: &str) -> bool {
 /// instead of a chain of `==` tests: taken when there are at least 8 cases, every key is an
 /// integer literal, they differ, and the fallback (no case matches) is small enough to
 /// repeat at each leaf (`small`: no `_` case). A selector that is not a number takes the
-/// fallback, as the chain does. `None` when it does not apply. `d`: the depth of the `if`.
-fn case_tree(arms: &[(String, String)], fallback: &str, small: bool, d: usize) -> Option<String> {
+/// fallback, as the chain does (a selector known to be a number, `number`, is not tested).
+/// `None` when it does not apply. `d`: the depth of the `if`.
+fn case_tree(
+    arms: &[(String, String)],
+    fallback: &str,
+    small: bool,
+    number: bool,
+    d: usize,
+) -> Option<String> {
     if !small || arms.len() < 8 {
         return None;
     }
@@ -2186,6 +2197,11 @@ fn case_tree(arms: &[(String, String)], fallback: &str, small: bool, d: usize) -
         let _ = writeln!(o, "{i0}else");
         node(&keyed[mid..], fallback, d + 1, o);
         let _ = writeln!(o, "{i0}end");
+    }
+    if number {
+        let mut o = String::new();
+        node(&keyed, fallback, d, &mut o);
+        return Some(o);
     }
     let i0 = ind(d);
     let mut o = format!("{i0}if type(on) ~= \"number\" then\n{fallback}{i0}else\n");

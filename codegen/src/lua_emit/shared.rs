@@ -599,16 +599,18 @@ pub(super) trait Backend<'a>: std::ops::DerefMut<Target = Core<'a>> {
         format!("{r}.pos")
     }
 
-    /// The cases of a switch as code at depth `d` (`numeric`: the selector is a number and
-    /// there is no `_` case); a chain of `on == key` tests unless the backend has better.
+    /// The cases of a switch on `sel` as code at depth `d` (`numeric`: the selector is a
+    /// number and there is no `_` case); a chain of `on == key` tests unless the backend has
+    /// better.
     fn dispatch(
         &self,
+        sel: &str,
         arms: &[(String, String)],
         fallback: &str,
         numeric: bool,
         d: usize,
     ) -> String {
-        let _ = numeric;
+        let _ = (sel, numeric);
         case_chain(arms, fallback, &ind(d))
     }
 
@@ -708,7 +710,7 @@ pub(super) trait Backend<'a>: std::ops::DerefMut<Target = Core<'a>> {
             None => format!("{}{dst} = nil\n", ind(d + 2)),
         };
         let numeric = matches!(sel_kind, Kind::Int | Kind::Enum(_)) && default.is_none();
-        o.push_str(&self.dispatch(&arms, &fallback, numeric, d + 1));
+        o.push_str(&self.dispatch(&sel, &arms, &fallback, numeric, d + 1));
         if size.is_some() && f.strict {
             let _ = writeln!(o, "{i0}\tS.finishSub({rr})");
         } else if size.is_some() {
