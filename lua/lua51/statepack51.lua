@@ -787,6 +787,37 @@ function G.rootOf(r)
     limit = root.limit, base = root.base, path = copy_path(r.path) })
 end
 
+--- After the value `v` was read from the sized substream `sub`: `v.__io` keeps where the
+--- substream's bytes are (nothing is copied until an instance reads them).
+function G.keepStream(sub, v)
+  if type(v) == "table" then
+    v.__io = { src = sub.src, s = sub.s, sbase = sub.sbase, base = sub.base, limit = sub.limit }
+  end
+end
+
+--- A cursor over the substream the value `x` was read from (`io: X._io`, `io` its text), at
+--- its start, with a copy of r's path; positions count from the substream's start. The
+--- substream's bytes are fetched once and kept with `x`, and so are the budgets of the
+--- instances read in it (see G.group). Errors: `semantic` at r's position when `x` was not
+--- read in a substream of its own (no value, or not a sized one).
+function G.foreignStream(r, x, io, field)
+  local s = nil
+  if type(x) == "table" then s = x.__io end
+  if type(s) ~= "table" then
+    G.fail(r, field, "semantic", "`" .. io .. "` was not read in a substream of its own (no `size` or `process`), so it has no `_io` to read from")
+  end
+  if s.own == nil then
+    local n = s.limit - s.base
+    local c = child(r, { src = s.src, s = s.s, sbase = s.sbase, pos = s.base, limit = s.limit,
+      base = s.base, path = r.path })
+    local i = need(c, n, field)
+    s.own = string.sub(c.s, i, i + n - 1)
+    s.grp = G.group(n)
+  end
+  return child(r, { src = nil, s = s.own, sbase = 0, pos = 0, limit = #s.own, base = 0,
+    path = copy_path(r.path), grp = s.grp })
+end
+
 --- Moves to byte `pos` of the stream (counted from its start).
 function G.seekRel(r, pos, field)
   if type(pos) ~= "number" or pos < 0 or r.base + pos > r.limit then

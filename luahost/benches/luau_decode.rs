@@ -11,6 +11,10 @@
 //! shared with other work that ratio moves less than two separate criterion runs do.
 //!
 //! `cargo bench -p statepack-luahost --bench luau_decode -- --warm-up-time 1 --measurement-time 3`
+//! (`-- skipcriterion`, a filter matching no criterion benchmark, for the alternating
+//! timing only; `STATEPACK_LUAU_BENCH_DIR=dir` times `dir/<schema>.luau`, a generated module
+//! edited by hand, in place of the one generated now; `STATEPACK_LUAU_BENCH_PAIRS=n` times n
+//! alternating pairs of each input).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mlua::{Function, Table, Value};
@@ -145,7 +149,16 @@ fn pair(
     let text = statepack_codegen::read_schema_file(&path).unwrap();
     let file = path.display().to_string();
     let schema = statepack_codegen::load_checked(&text, &file, &path, &[]).unwrap();
-    let code = lua_emit::generate(&text, &file, &path, &[], Target::Luau).unwrap();
+    let mut code = lua_emit::generate(&text, &file, &path, &[], Target::Luau).unwrap();
+    // A module edited by hand in place of the generated one (to find what costs):
+    // `STATEPACK_LUAU_BENCH_DIR=dir` with `dir/<schema>.luau`.
+    if let Some(dir) = std::env::var_os("STATEPACK_LUAU_BENCH_DIR") {
+        let edited = std::path::Path::new(&dir).join(format!("{schema_name}.luau"));
+        if let Ok(text) = std::fs::read_to_string(&edited) {
+            println!("module: {} (edited by hand)", edited.display());
+            code = text;
+        }
+    }
     let host = LuauHost::new().unwrap();
     let Value::Table(module) = host.load_module(schema_name, &code).unwrap() else {
         panic!("the generated module gave no table")
@@ -161,7 +174,12 @@ fn pair(
             .unwrap_or_else(|e| panic!("{what} reads other values than Rust: {e}"));
     }
     println!("input: {name}, {} bytes", bytes.len());
-    alternate(&host.lua, group, &generated, &hand, &buf, samples * 2);
+    // `STATEPACK_LUAU_BENCH_PAIRS=n`: n alternating pairs instead of twice the samples.
+    let pairs = std::env::var("STATEPACK_LUAU_BENCH_PAIRS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(samples * 2);
+    alternate(&host.lua, group, &generated, &hand, &buf, pairs);
     let mut g = c.benchmark_group(group);
     g.sample_size(samples);
     g.throughput(Throughput::Bytes(bytes.len() as u64));

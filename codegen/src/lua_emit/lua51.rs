@@ -12,13 +12,13 @@
 //! `VFS.Unpack*` call where the engine's VFS is present. Readers only: the engine does not
 //! write. Layout, number rules and limits: `docs/lua.md`.
 
-use super::expr::{dot, elem_kind, lua_str, param_local, Dialect, Kind, Scope};
-use super::{ind, inline_path_ops, int_call, lua_key};
+use super::expr::{dot, elem_kind, lua_str, Dialect, Kind};
+use super::shared::{fixed_array, params_list, Backend, Core};
+use super::{ind, inline_path_ops};
 use crate::diag::Diag;
 use crate::expr::{BinOp, Expr, UnOp};
 use crate::ir::{
-    Endian, Field, FieldKind, ProcArg, Process, Repeat, Schema, Size, SrcExpr, TermSpec, TypeDef,
-    Valid,
+    Endian, Field, FieldKind, ProcArg, Process, Repeat, Schema, Size, SrcExpr, TypeDef, Valid,
 };
 use crate::names::camel;
 use std::collections::HashMap;
@@ -39,59 +39,27 @@ pub struct Lua51Options {
 /// as [`Diag`]s naming them (file:line:col, key path, hint).
 pub fn emit(s: &Schema, opts: Lua51Options) -> Result<String, Vec<Diag>> {
     let mut e = Emitter {
-        s,
-        diags: Vec::new(),
-        min_lens: crate::sizes::min_lens(s).0,
-        tmp: 0,
+        c: Core::new(s, Dialect::Lua51),
     };
     if opts.f32_profile {
         e.diags.extend(f32_profile(s));
     }
     let out = e.module();
-    if e.diags.is_empty() {
-        Ok(out)
-    } else {
-        Err(e.diags)
-    }
+    e.result(out)
 }
 
 struct Emitter<'a> {
-    s: &'a Schema,
-    diags: Vec<Diag>,
-    min_lens: HashMap<String, usize>,
-    tmp: usize,
+    /// What both backends keep (schema, diagnostics, fresh names, minimum lengths).
+    c: Core<'a>,
 }
+
+super::shared::core_deref!(Emitter);
 
 fn ty(name: &str) -> String {
     format!("M.{}", camel(name))
 }
 
-const HINT: &str = "this construct is not supported by `--target lua51` yet; read the file with the Rust reader, or change the schema";
-
-/// `S.failAt(...)` message argument: a Lua expression concatenating `S.show(value)` and text.
-fn shown(value: &str, text: &str) -> String {
-    format!(
-        "S.show({value}) .. {}",
-        lua_str(format!(" {text}").as_bytes())
-    )
-}
-
 impl<'a> Emitter<'a> {
-    fn diag(&mut self, pos: crate::diag::Pos, key_path: &str, msg: String) {
-        self.diags.push(Diag::new(
-            &self.s.file,
-            pos,
-            key_path,
-            format!("--target lua51: {msg}"),
-            HINT,
-        ));
-    }
-
-    fn fresh(&mut self, p: &str) -> String {
-        self.tmp += 1;
-        format!("{p}{}", self.tmp)
-    }
-
     fn module(&mut self) -> String {
         let s = self.s;
         let mut o = String::new();
@@ -105,33 +73,7 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(o, "-- {}", t.replace('\n', " "));
         }
         o.push_str("-- Use: local M = VFS.Include(\"<dir>/<this file>\")(SP), SP the runtime statepack51.lua.\nreturn function(SP)\nlocal S = SP.G\nlocal N = SP.n\nlocal M = {}\n\n");
-        o.push_str(
-            "--- Enum values by name, and names by value.\nM.enums = {}\nM.enumNames = {}\n",
-        );
-        for en in &s.enums {
-            let mut by_name = Vec::new();
-            let mut by_val = Vec::new();
-            for v in &en.values {
-                if v.value.abs() > super::expr::EXACT {
-                    self.diag(
-                        v.pos,
-                        &format!("enums.{}", en.schema_name),
-                        format!("enum value {} is beyond 2^53", v.value),
-                    );
-                    continue;
-                }
-                by_name.push(format!("{} = {}", lua_key(&v.name), v.value));
-                by_val.push(format!("[{}] = {}", v.value, lua_str(v.name.as_bytes())));
-            }
-            let _ = writeln!(
-                o,
-                "{} = {{ {} }}\n{} = {{ {} }}",
-                dot("M.enums", &en.name),
-                by_name.join(", "),
-                dot("M.enumNames", &en.name),
-                by_val.join(", ")
-            );
-        }
+        self.enum_tables(&mut o);
         o.push('\n');
         for t in &s.types {
             let _ = writeln!(o, "{} = {{}}", ty(&t.name));
@@ -141,11 +83,7 @@ impl<'a> Emitter<'a> {
             o.push_str(&self.reader(t));
         }
         let root = &s.types[0];
-        let ps: String = root
-            .params
-            .iter()
-            .map(|p| format!(", {}", param_local(&p.id)))
-            .collect();
+        let ps = params_list(root);
         let mut o = inline_path_ops(&o);
         let _ = writeln!(
             o,
@@ -156,46 +94,9 @@ impl<'a> Emitter<'a> {
         o
     }
 
-    fn scope(&self, t: &'a TypeDef, io: &'a str) -> Scope<'a> {
-        Scope {
-            dialect: Dialect::Lua51,
-            s: self.s,
-            t,
-            this: "v",
-            elem: None,
-            elem_var: "e",
-            index: None,
-            io,
-            start: Some("__start"),
-            inlining: Vec::new(),
-            field_locals: Vec::new(),
-        }
-    }
-
-    fn ex(
-        &mut self,
-        t: &'a TypeDef,
-        e: &SrcExpr,
-        io: &'a str,
-        elem: Option<(Kind, &'a str)>,
-        index: Option<&'a str>,
-    ) -> R<(String, Kind)> {
-        let mut sc = self.scope(t, io);
-        if let Some((k, var)) = elem {
-            sc.elem = Some(k);
-            sc.elem_var = var;
-        }
-        sc.index = index;
-        sc.compile(&e.expr).map_err(|m| format!("`{}`: {m}", e.src))
-    }
-
     fn reader(&mut self, t: &'a TypeDef) -> String {
         let mut o = String::new();
-        let params: String = t
-            .params
-            .iter()
-            .map(|p| format!(", {}", param_local(&p.id)))
-            .collect();
+        let params = params_list(t);
         let _ = writeln!(
             o,
             "--- Reads one `{}` at the cursor's position. Errors name the field path and byte offset.\nfunction {}.read(r{params})\n\tlocal v = {{ __type = {} }}\n\tlocal __start = r.pos",
@@ -257,26 +158,10 @@ impl<'a> Emitter<'a> {
             }
         }
         let _ = writeln!(o, "\tv.__sizeof = r.pos - __start");
-        for p in t.params.iter().filter(|p| p.context.is_none()) {
-            let _ = writeln!(o, "\t{} = {}", dot("v", &p.id), param_local(&p.id));
-        }
-        for i in &t.instances {
-            let mut sc = self.scope(t, "r");
-            sc.inlining.push(i.id.clone());
-            let code = sc.compile(&i.value.expr).and_then(|(x, _)| match &i.cond {
-                Some(c) => {
-                    let (c, _) = sc.compile(&c.expr)?;
-                    Ok(format!("if {c} then return {x} end return nil"))
-                }
-                None => Ok(format!("return {x}")),
-            });
-            match code {
-                Ok(x) => {
-                    let _ = writeln!(o, "\t{} = S.try(function() {x} end)", dot("v", &i.id));
-                }
-                Err(m) => self.diag(i.pos, &i.key_path, format!("`{}`: {m}", i.value.src)),
-            }
-        }
+        self.params_and_instances(t, &mut o, |c, x| match c {
+            Some(c) => format!("if {c} then return {x} end return nil"),
+            None => format!("return {x}"),
+        });
         o.push_str("\treturn v\nend\n\n");
         o
     }
@@ -305,22 +190,26 @@ impl<'a> Emitter<'a> {
 
     /// One field; `base` is the cursor positional instances start from.
     fn read_field(&mut self, t: &'a TypeDef, f: &'a Field, base: &str) -> R<String> {
-        let mut o = String::new();
         let fname = lua_str(f.id.as_bytes());
         let target = dot("v", &f.id);
-        let mut depth = 1;
-        if let Some(c) = &f.cond {
-            let (c, _) = self.ex(t, c, "r", None, None)?;
-            let _ = writeln!(o, "\tif {c} then");
-            depth += 1;
-        }
+        let (mut o, depth) = self.cond_open(t, f)?;
         let mut reader = "r".to_string();
-        if let Some(at) = &f.at {
-            if at.io_of.is_some() {
-                return Err(
-                    "a positional instance read from another value's stream (`io: X._io`)".into(),
-                );
-            }
+        if let Some((at, io)) = f.at.as_ref().and_then(|a| Some((a, a.io_of.as_ref()?))) {
+            // `io: X._io`: a cursor over the substream `X` was read from (kept with `X`).
+            self.io_value_type(t, f, io)?;
+            let (x, _) = self.ex(t, io, "r", None, None)?;
+            let rd = self.fresh("io");
+            let leaked: &'a str = Box::leak(rd.clone().into_boxed_str());
+            // `pos` is evaluated on the instance's own stream (`_io` there is the substream).
+            let (pos, _) = self.ex(t, &at.pos, leaked, None, None)?;
+            let i0 = ind(depth);
+            let _ = writeln!(
+                o,
+                "{i0}local {rd} = S.foreignStream({base}, {x}, {}, {fname})\n{i0}S.seekRel({rd}, N({pos}), {fname})\n{i0}local {rd}_at = S.enterInstance({rd}, {fname})",
+                lua_str(io.src.as_bytes())
+            );
+            reader = rd;
+        } else if let Some(at) = &f.at {
             let (pos, _) = self.ex(t, &at.pos, "r", None, None)?;
             let io = self.fresh("io");
             let src = if at.whole { "S.rootOf" } else { "S.view" };
@@ -354,14 +243,8 @@ impl<'a> Emitter<'a> {
     ) -> R<String> {
         let mut o = String::new();
         let i0 = ind(d);
-        if f.varint {
-            let call = if matches!(f.kind, FieldKind::Bits { .. }) {
-                "uleb128Bits"
-            } else {
-                "uleb128"
-            };
-            let _ = writeln!(o, "{i0}{target} = S.{call}({r}, {fname})");
-            return Ok(o);
+        if let Some(code) = Core::varint(f, r, target, fname, &i0) {
+            return Ok(code);
         }
         let leaked: &'a str = Box::leak(r.to_owned().into_boxed_str());
         match &f.repeat {
@@ -398,31 +281,9 @@ impl<'a> Emitter<'a> {
                     let _ = writeln!(o, "{i0}end");
                     return Ok(o);
                 }
-                let fixed = matches!(
-                    (&f.kind, &e.expr),
-                    (
-                        FieldKind::Int {
-                            enum_name: None,
-                            ..
-                        } | FieldKind::Float { .. },
-                        Expr::Int(1..=32)
-                    )
-                );
+                let fixed = fixed_array(f, e);
                 let _ = writeln!(o, "{i0}do\n{i0}\tlocal n = N({n})");
-                if !fixed {
-                    match &f.kind {
-                        FieldKind::Bits { width, .. } => {
-                            let _ = writeln!(o, "{i0}\tS.checkCountBits({r}, n, {width}, {fname})");
-                        }
-                        _ => {
-                            let _ = writeln!(
-                                o,
-                                "{i0}\tS.checkCount({r}, n, {}, {fname})",
-                                self.min_len(f)
-                            );
-                        }
-                    }
-                }
+                o.push_str(&self.count_check(f, fixed, r, fname, &i0));
                 let _ = writeln!(
                     o,
                     "{i0}\tlocal list = {{}}\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal slot = #{r}.path\n{i0}\tfor i = 0, n - 1 do\n{i0}\t\t{r}.path[slot] = i"
@@ -470,15 +331,6 @@ impl<'a> Emitter<'a> {
         Ok(o)
     }
 
-    fn min_len(&self, f: &Field) -> usize {
-        match &f.kind {
-            FieldKind::User { name, .. } => self.min_lens.get(name).copied().unwrap_or(0),
-            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => usize::from(*bytes),
-            FieldKind::Str { size: None, .. } => 1,
-            _ => 0,
-        }
-    }
-
     #[allow(clippy::too_many_arguments)]
     fn read_checked(
         &mut self,
@@ -502,120 +354,23 @@ impl<'a> Emitter<'a> {
                 o,
                 "{i0}if {}[{dst}] == nil then\n{i0}\tS.failAt({r}, at, {fname}, \"enum\", {})\n{i0}end",
                 dot("M.enumNames", &en),
-                shown(dst, &format!("is not a value of enum {en}"))
+                self.shown(dst, &format!("is not a value of enum {en}"))
             );
         }
         if let Some(rule) = &f.valid {
-            let k = elem_kind(self.s, f);
             let ev: &'a str = "e_valid";
             let _ = writeln!(o, "{i0}local {ev} = {dst}");
-            let mut conds = Vec::new();
-            match rule {
-                Valid::Eq(e) => {
-                    let (x, _) = self.ex(t, e, r, Some((k.clone(), ev)), index)?;
-                    conds.push(format!("{ev} == {x}"));
-                }
-                Valid::Range(lo, hi) => {
-                    if let Some(lo) = lo {
-                        let (x, _) = self.ex(t, lo, r, Some((k.clone(), ev)), index)?;
-                        conds.push(format!("{ev} >= {x}"));
-                    }
-                    if let Some(hi) = hi {
-                        let (x, _) = self.ex(t, hi, r, Some((k.clone(), ev)), index)?;
-                        conds.push(format!("{ev} <= {x}"));
-                    }
-                }
-                Valid::AnyOf(list) => {
-                    let mut alts = Vec::new();
-                    for e in list {
-                        let (x, _) = self.ex(t, e, r, Some((k.clone(), ev)), index)?;
-                        alts.push(format!("{ev} == {x}"));
-                    }
-                    conds.push(format!("({})", alts.join(" or ")));
-                }
-                Valid::Expr(e) => {
-                    let (x, _) = self.ex(t, e, r, Some((k.clone(), ev)), index)?;
-                    conds.push(x);
-                }
-                Valid::InEnum => match &k {
-                    Kind::Enum(en) => {
-                        conds.push(format!("{}[{ev}] ~= nil", dot("M.enumNames", en)))
-                    }
-                    _ => return Err("`valid: in-enum` on a field without an enum".into()),
-                },
-            }
+            let conds = self.valid_conds(t, f, r, ev, index, |en| dot("M.enumNames", en))?;
             if !conds.is_empty() {
                 let _ = writeln!(
                     o,
                     "{i0}if not ({}) then\n{i0}\tS.failAt({r}, at, {fname}, \"valid\", {})\n{i0}end",
                     conds.join(" and "),
-                    shown(ev, &rule.describe())
+                    self.shown(ev, &rule.describe())
                 );
             }
         }
         Ok(o)
-    }
-
-    fn enum_checked(&self, f: &Field) -> Option<String> {
-        if !f.strict {
-            return None;
-        }
-        match &f.kind {
-            FieldKind::Int {
-                enum_name: Some(e), ..
-            }
-            | FieldKind::Bits {
-                enum_name: Some(e), ..
-            } => Some(e.clone()),
-            _ => None,
-        }
-    }
-
-    fn size_expr(
-        &mut self,
-        t: &'a TypeDef,
-        size: Option<&'a Size>,
-        r: &'a str,
-        index: Option<&'a str>,
-    ) -> R<String> {
-        Ok(match size {
-            Some(Size::Expr(e)) => format!("N({})", self.ex(t, e, r, None, index)?.0),
-            Some(Size::Eos) => format!("({r}.limit - {r}.pos)"),
-            Some(Size::Terminator) | None => "nil".into(),
-        })
-    }
-
-    fn term_read(&self, term: &TermSpec) -> R<(&'static str, String)> {
-        if term.width == 2 {
-            if term.terminator.unwrap_or(0) != 0 {
-                return Err("a two-byte terminator other than zero".into());
-            }
-            return Ok((
-                "readTerm2",
-                format!(
-                    "{}, {}, {}, {}",
-                    term.include,
-                    term.consume,
-                    term.eos_error,
-                    term.pad_right.map_or("nil".to_string(), |b| b.to_string())
-                ),
-            ));
-        }
-        Ok(("readTerm", self.term_args(term)?))
-    }
-
-    fn term_args(&self, term: &TermSpec) -> R<String> {
-        if term.width != 1 {
-            return Err("a two-byte (UTF-16) terminator".into());
-        }
-        Ok(format!(
-            "{}, {}, {}, {}, {}",
-            term.terminator.map_or("nil".to_string(), |b| b.to_string()),
-            term.include,
-            term.consume,
-            term.eos_error,
-            term.pad_right.map_or("nil".to_string(), |b| b.to_string())
-        ))
     }
 
     /// Code turning stored bytes `var` (read from byte `at`) into the value.
@@ -659,39 +414,13 @@ impl<'a> Emitter<'a> {
         })
     }
 
-    fn args(
-        &mut self,
-        t: &'a TypeDef,
-        f: &'a Field,
-        tn: &str,
-        r: &'a str,
-        index: Option<&'a str>,
-        explicit: &'a [SrcExpr],
-    ) -> R<String> {
-        let mut out = String::new();
-        for a in explicit {
-            let (x, _) = self.ex(t, a, r, None, index)?;
-            let _ = write!(out, ", {x}");
-        }
-        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
-            for a in ctx {
-                match a {
-                    Some(a) => {
-                        let (x, _) = self.ex(t, a, r, None, index)?;
-                        let _ = write!(out, ", {x}");
-                    }
-                    None => out.push_str(", nil"),
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// `sub` read as user type `tn` into `dst`, with the path entered and the strict end check.
+    /// `sub` read as user type `tn` into `dst`, with the path entered and the strict end check
+    /// (`own`: `sub` is the value's own substream, which it keeps for `io: X._io`).
     #[allow(clippy::too_many_arguments)]
     fn read_in(
         &self,
         sub: &str,
+        own: bool,
         tn: &str,
         args: &str,
         dst: &str,
@@ -706,6 +435,10 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(o, "{i0}S.enter({sub}, {fname})");
         }
         let _ = writeln!(o, "{i0}{dst} = {}.read({sub}{args})", ty(tn));
+        if own && self.has_io_of() {
+            // A positional instance may read this substream again (`io: X._io`).
+            let _ = writeln!(o, "{i0}S.keepStream({sub}, {dst})");
+        }
         if strict {
             let _ = writeln!(o, "{i0}S.finishSub({sub})");
         }
@@ -713,79 +446,6 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(o, "{i0}S.leave({sub})");
         }
         o
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn read_user(
-        &mut self,
-        t: &'a TypeDef,
-        f: &'a Field,
-        tn: &str,
-        size: Option<&'a Size>,
-        r: &'a str,
-        dst: &str,
-        fname: &str,
-        index: Option<&'a str>,
-        explicit: &'a [SrcExpr],
-        d: usize,
-    ) -> R<String> {
-        let i0 = ind(d);
-        let mut o = String::new();
-        if self.s.type_def(tn).is_none() {
-            return Err(format!(
-                "type `{tn}` is not defined in the schema (an opaque type)"
-            ));
-        }
-        let args = self.args(t, f, tn, r, index, explicit)?;
-        let strict = f.strict;
-        if let Some(term) = &f.term {
-            let n = self.size_expr(t, size, r, index)?;
-            let raw = self.fresh("raw");
-            let at = self.fresh("at");
-            let _ = writeln!(
-                o,
-                "{i0}local {at} = {r}.pos\n{i0}local {raw} = S.readTerm({r}, {n}, {}, {fname})",
-                self.term_args(term)?
-            );
-            let up = self.unprocess(t, f, &raw, &at, fname, r, index)?;
-            if !up.is_empty() {
-                let _ = writeln!(o, "{i0}{up}");
-            }
-            let sub = self.fresh("sub");
-            let _ = writeln!(o, "{i0}local {sub} = S.subOver({r}, {raw})");
-            o.push_str(&self.read_in(&sub, tn, &args, dst, fname, strict, d));
-            return Ok(o);
-        }
-        if f.process.is_some() {
-            let Some(sz) = size else {
-                return Err("`process` on a type without a size".into());
-            };
-            let n = self.size_expr(t, Some(sz), r, index)?;
-            let raw = self.fresh("raw");
-            let at = self.fresh("at");
-            let _ = writeln!(
-                o,
-                "{i0}local {at} = {r}.pos\n{i0}local {raw} = S.bytes({r}, {n}, {fname})"
-            );
-            let up = self.unprocess(t, f, &raw, &at, fname, r, index)?;
-            let sub = self.fresh("sub");
-            let _ = writeln!(o, "{i0}{up}\n{i0}local {sub} = S.subOver({r}, {raw})");
-            o.push_str(&self.read_in(&sub, tn, &args, dst, fname, strict, d));
-            return Ok(o);
-        }
-        match size {
-            None => o.push_str(&self.read_in(r, tn, &args, dst, fname, false, d)),
-            Some(Size::Eos) if strict => {
-                o.push_str(&self.read_in(r, tn, &args, dst, fname, false, d))
-            }
-            Some(sz) => {
-                let n = self.size_expr(t, Some(sz), r, index)?;
-                let sub = self.fresh("sub");
-                let _ = writeln!(o, "{i0}local {sub} = S.sub({r}, {n}, {fname})");
-                o.push_str(&self.read_in(&sub, tn, &args, dst, fname, strict, d));
-            }
-        }
-        Ok(o)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -801,64 +461,10 @@ impl<'a> Emitter<'a> {
     ) -> R<String> {
         let i0 = ind(d);
         let mut o = String::new();
+        if let Some(code) = self.read_plain(f, r, dst, fname, &i0)? {
+            return Ok(code);
+        }
         match &f.kind {
-            FieldKind::Int {
-                bytes,
-                signed,
-                endian,
-                ..
-            } => {
-                if *endian == Endian::Computed && *bytes > 1 {
-                    let le = int_call(*bytes, *signed, Endian::Le)?;
-                    let be = int_call(*bytes, *signed, Endian::Be)?;
-                    let _ = writeln!(o, "{i0}if p___is_le then {dst} = S.{le}({r}, {fname}) else {dst} = S.{be}({r}, {fname}) end");
-                } else {
-                    let call = int_call(*bytes, *signed, *endian)?;
-                    let _ = writeln!(o, "{i0}{dst} = S.{call}({r}, {fname})");
-                }
-            }
-            FieldKind::Float { bytes, endian } => {
-                let bits = u32::from(*bytes) * 8;
-                match endian {
-                    Endian::Computed => {
-                        let _ = writeln!(o, "{i0}if p___is_le then {dst} = S.f{bits}le({r}, {fname}) else {dst} = S.f{bits}be({r}, {fname}) end");
-                    }
-                    e => {
-                        let e = if *e == Endian::Le { "le" } else { "be" };
-                        let _ = writeln!(o, "{i0}{dst} = S.f{bits}{e}({r}, {fname})");
-                    }
-                }
-            }
-            FieldKind::Bits {
-                width,
-                offset_binary,
-                le,
-                enum_name,
-            } => {
-                let w = u32::from(*width);
-                let call = if *le { "bitsLe" } else { "bitsBe" };
-                let raw = if w <= 32 {
-                    format!("S.{call}({r}, {w}, {fname})")
-                } else if w <= 53 {
-                    format!("S.{call}Wide({r}, {w}, {fname})")
-                } else {
-                    return Err(format!(
-                        "bit field b{w} is wider than 53 bits, which a Lua number cannot hold exactly"
-                    ));
-                };
-                let v = if w == 1 && !offset_binary && enum_name.is_none() {
-                    format!("{raw} == 1")
-                } else if *offset_binary {
-                    format!("{raw} - {}", 1u64 << (w - 1))
-                } else {
-                    raw
-                };
-                let _ = writeln!(o, "{i0}{dst} = {v}");
-            }
-            FieldKind::Contents(c) => {
-                let lit = lua_str(c);
-                let _ = writeln!(o, "{i0}S.contents({r}, {lit}, {fname})\n{i0}{dst} = {lit}");
-            }
             FieldKind::Bytes(size) => {
                 let n = self.size_expr(t, Some(size), r, index)?;
                 let raw = if let Some(term) = &f.term {
@@ -891,71 +497,80 @@ impl<'a> Emitter<'a> {
                     lua_str(encoding.as_bytes())
                 );
             }
-            FieldKind::User { name, size } => {
-                o.push_str(&self.read_user(
-                    t,
-                    f,
-                    name,
-                    size.as_ref(),
-                    r,
-                    dst,
-                    fname,
-                    index,
-                    &f.args,
-                    d,
-                )?);
+            _ => {
+                if let Some(code) = self.read_nested(t, f, r, dst, fname, index, d)? {
+                    o.push_str(&code);
+                }
             }
-            FieldKind::Switch {
-                on,
-                cases,
-                default,
-                size,
-            } => {
-                let (sel, _) = self.ex(t, on, r, None, index)?;
-                let mut rr: &'a str = r;
-                let _ = writeln!(o, "{i0}do");
-                if let Some(sz) = size {
-                    let n = self.size_expr(t, Some(sz), r, index)?;
-                    let sub: &'a str = Box::leak(self.fresh("sub").into_boxed_str());
-                    let _ = writeln!(o, "{i0}\tlocal {sub} = S.sub({r}, {n}, {fname})");
-                    rr = sub;
-                }
-                let _ = writeln!(o, "{i0}\tlocal on = {sel}");
-                let case_code = |this: &mut Self, tn: &str| -> R<String> {
-                    if let Some(call) = super::number_case_call(tn, this.s.endian)? {
-                        return Ok(format!("{}{dst} = S.{call}({rr}, {fname})\n", ind(d + 2)));
-                    }
-                    let explicit: &'a [SrcExpr] = f
-                        .switch_args
-                        .iter()
-                        .find(|(n, _)| n == tn)
-                        .map(|(_, a)| a.as_slice())
-                        .unwrap_or(&[]);
-                    this.read_user(t, f, tn, None, rr, dst, fname, index, explicit, d + 2)
-                };
-                let mut arms = Vec::new();
-                for (k, tn) in cases {
-                    let (kx, _) = self.ex(t, k, r, None, index)?;
-                    arms.push((kx, case_code(self, tn)?));
-                }
-                let fallback = match default {
-                    Some(tn) => case_code(self, tn)?,
-                    None if f.strict => format!(
-                        "{}S.failAt({rr}, {rr}.pos, {fname}, \"valid\", {})\n",
-                        ind(d + 2),
-                        shown("on", "must select one of the switch cases")
-                    ),
-                    None if size.is_some() => format!(
-                        "{}{dst} = S.bytes({rr}, {rr}.limit - {rr}.pos, {fname})\n",
-                        ind(d + 2)
-                    ),
-                    None => format!("{}{dst} = nil\n", ind(d + 2)),
-                };
-                o.push_str(&super::case_chain(&arms, &fallback, &format!("{i0}\t")));
-                if size.is_some() && f.strict {
-                    let _ = writeln!(o, "{i0}\tS.finishSub({rr})");
-                }
-                let _ = writeln!(o, "{i0}end");
+        }
+        Ok(o)
+    }
+}
+
+impl<'a> Backend<'a> for Emitter<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn read_user(
+        &mut self,
+        t: &'a TypeDef,
+        f: &'a Field,
+        tn: &str,
+        size: Option<&'a Size>,
+        r: &'a str,
+        dst: &str,
+        fname: &str,
+        index: Option<&'a str>,
+        explicit: &'a [SrcExpr],
+        d: usize,
+    ) -> R<String> {
+        let i0 = ind(d);
+        let mut o = String::new();
+        let args = self.args(t, f, tn, r, index, explicit)?;
+        let strict = f.strict;
+        if let Some(term) = &f.term {
+            let n = self.size_expr(t, size, r, index)?;
+            let raw = self.fresh("raw");
+            let at = self.fresh("at");
+            let _ = writeln!(
+                o,
+                "{i0}local {at} = {r}.pos\n{i0}local {raw} = S.readTerm({r}, {n}, {}, {fname})",
+                self.term_args(term)?
+            );
+            let up = self.unprocess(t, f, &raw, &at, fname, r, index)?;
+            if !up.is_empty() {
+                let _ = writeln!(o, "{i0}{up}");
+            }
+            let sub = self.fresh("sub");
+            let _ = writeln!(o, "{i0}local {sub} = S.subOver({r}, {raw})");
+            o.push_str(&self.read_in(&sub, true, tn, &args, dst, fname, strict, d));
+            return Ok(o);
+        }
+        if f.process.is_some() {
+            let Some(sz) = size else {
+                return Err("`process` on a type without a size".into());
+            };
+            let n = self.size_expr(t, Some(sz), r, index)?;
+            let raw = self.fresh("raw");
+            let at = self.fresh("at");
+            let _ = writeln!(
+                o,
+                "{i0}local {at} = {r}.pos\n{i0}local {raw} = S.bytes({r}, {n}, {fname})"
+            );
+            let up = self.unprocess(t, f, &raw, &at, fname, r, index)?;
+            let sub = self.fresh("sub");
+            let _ = writeln!(o, "{i0}{up}\n{i0}local {sub} = S.subOver({r}, {raw})");
+            o.push_str(&self.read_in(&sub, true, tn, &args, dst, fname, strict, d));
+            return Ok(o);
+        }
+        match size {
+            None => o.push_str(&self.read_in(r, false, tn, &args, dst, fname, false, d)),
+            Some(Size::Eos) if strict => {
+                o.push_str(&self.read_in(r, false, tn, &args, dst, fname, false, d))
+            }
+            Some(sz) => {
+                let n = self.size_expr(t, Some(sz), r, index)?;
+                let sub = self.fresh("sub");
+                let _ = writeln!(o, "{i0}local {sub} = S.sub({r}, {n}, {fname})");
+                o.push_str(&self.read_in(&sub, true, tn, &args, dst, fname, strict, d));
             }
         }
         Ok(o)

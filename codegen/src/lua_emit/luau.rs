@@ -9,7 +9,8 @@
 //! returns the bytes. Counts, lengths and `-sp-sum-of` sums that a later field determines
 //! are derived on write (and stored into the value written).
 
-use super::expr::{dot, elem_kind, field_kind, lua_str, param_kind, param_local, Kind, Scope};
+use super::expr::{dot, elem_kind, field_kind, lua_str, param_kind, param_local, Dialect, Kind};
+use super::shared::{fixed_array, params_list, Backend, Core};
 use super::{case_chain, ind, inline_path_ops, int_call, lua_key};
 use crate::diag::Diag;
 use crate::ir::{
@@ -26,10 +27,7 @@ type R<T> = Result<T, String>;
 /// express, as a [`Diag`] naming it (file:line:col, key path, hint).
 pub fn emit(s: &Schema) -> Result<String, Vec<Diag>> {
     let mut e = Emitter {
-        s,
-        diags: Vec::new(),
-        min_lens: crate::sizes::min_lens(s).0,
-        tmp: 0,
+        c: Core::new(s, Dialect::Luau),
         has_bits: s
             .types
             .iter()
@@ -39,24 +37,21 @@ pub fn emit(s: &Schema) -> Result<String, Vec<Diag>> {
         inlining: Vec::new(),
         // Any `_sizeof` in the schema (its expressions, conservatively its text).
         sizeof_used: format!("{s:?}").contains("_sizeof"),
-        field_locals: Vec::new(),
-        locals_of: None,
         buf_in_scope: false,
         pos_local: false,
+        sums: Vec::new(),
+        elem_pos: false,
+        elem_sums: Vec::new(),
+        case_pos: false,
     };
     let out = e.module();
-    if e.diags.is_empty() {
-        Ok(out)
-    } else {
-        Err(e.diags)
-    }
+    e.result(out)
 }
 
 struct Emitter<'a> {
-    s: &'a Schema,
-    diags: Vec<Diag>,
-    min_lens: HashMap<String, usize>,
-    tmp: usize,
+    /// What both backends keep (schema, diagnostics, fresh names, minimum lengths, the
+    /// field locals of the type being read).
+    c: Core<'a>,
     /// Whether any type has a bit field: without one a reader's `nbits` stays 0, and the
     /// runs of plain numbers do not test it.
     has_bits: bool,
@@ -70,17 +65,40 @@ struct Emitter<'a> {
     inlining: Vec<String>,
     /// Whether any expression uses `_sizeof`: only then do values carry `__sizeof`.
     sizeof_used: bool,
-    /// Fields of the type being read whose values are also in locals (`__f_<name>`), read
-    /// in a run of numbers above: later expressions of the type use the local.
-    field_locals: Vec<(String, String)>,
-    /// The type whose body `field_locals` belong to.
-    locals_of: Option<String>,
     /// Whether `__buf` and `__lim` of reader `r` are locals where the code goes.
     buf_in_scope: bool,
     /// Whether reader `r`'s position is in the local `__p` where the code goes (`r.pos` is
     /// behind it: set from `__p` before anything else reads it).
     pos_local: bool,
+    /// The `-sp-sum-of` sums of the type being read that are added up while their list is
+    /// read (see [`Emitter::sum_locals`]).
+    sums: Vec<Sum<'a>>,
+    /// Set by a list's loop for the element read next: when that element's type is written
+    /// out in place, its body keeps the position in the loop's `__p` (declared by the loop,
+    /// current at the body's start and end) instead of taking it from `r.pos` and storing
+    /// it back. Taken (reset) by the body that honours it.
+    elem_pos: bool,
+    /// Set by a list's loop for the element read next: the sums over the list (local,
+    /// member) that the element's body, when written out in place, adds its member to
+    /// (from the member's local when a run read it). Taken by the body that adds them.
+    elem_sums: Vec<(String, String)>,
+    /// Whether the cases of the switch being read are written out in place with the
+    /// position in the enclosing `__p` (each asks its body as `elem_pos` does); cleared
+    /// inside each case's body.
+    case_pos: bool,
 }
+
+/// A `-sp-sum-of` sum added up while its list is read.
+struct Sum<'a> {
+    /// The list field.
+    list: &'a Field,
+    /// The member of each element added.
+    member: String,
+    /// The local holding the sum so far.
+    local: String,
+}
+
+super::shared::core_deref!(Emitter);
 
 /// Locals a type's read keeps for the fields of its runs (see `Emitter::field_locals`).
 const MAX_FIELD_LOCALS: usize = 16;
@@ -130,19 +148,7 @@ fn ty(name: &str) -> String {
     format!("M.{}", camel(name))
 }
 
-const HINT: &str = "this construct is not supported by `--target luau` yet; read the file with the Rust reader, or change the schema";
-
 impl<'a> Emitter<'a> {
-    fn diag(&mut self, pos: crate::diag::Pos, key_path: &str, msg: String) {
-        self.diags.push(Diag::new(
-            &self.s.file,
-            pos,
-            key_path,
-            format!("--target luau: {msg}"),
-            HINT,
-        ));
-    }
-
     /// How generated code calls type `tn`'s read function.
     fn read_fn(&self, tn: &str) -> String {
         if self.read_locals {
@@ -237,11 +243,6 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    fn fresh(&mut self, p: &str) -> String {
-        self.tmp += 1;
-        format!("{p}{}", self.tmp)
-    }
-
     fn module(&mut self) -> String {
         let s = self.s;
         let mut o = String::new();
@@ -255,34 +256,7 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(o, "-- {}", t.replace('\n', " "));
         }
         o.push_str("local S = require(script.Parent.statepack)\n\nlocal M = {}\n\n");
-        // Enums.
-        o.push_str(
-            "--- Enum values by name, and names by value.\nM.enums = {}\nM.enumNames = {}\n",
-        );
-        for en in &s.enums {
-            let mut by_name = Vec::new();
-            let mut by_val = Vec::new();
-            for v in &en.values {
-                if v.value.abs() > super::expr::EXACT {
-                    self.diag(
-                        v.pos,
-                        &format!("enums.{}", en.schema_name),
-                        format!("enum value {} is beyond 2^53", v.value),
-                    );
-                    continue;
-                }
-                by_name.push(format!("{} = {}", lua_key(&v.name), v.value));
-                by_val.push(format!("[{}] = {}", v.value, lua_str(v.name.as_bytes())));
-            }
-            let _ = writeln!(
-                o,
-                "{} = {{ {} }}\n{} = {{ {} }}",
-                dot("M.enums", &en.name),
-                by_name.join(", "),
-                dot("M.enumNames", &en.name),
-                by_val.join(", ")
-            );
-        }
+        self.enum_tables(&mut o);
         // A local per enum's names table: a read's check is one upvalue index, not three.
         for en in &s.enums {
             let _ = writeln!(
@@ -412,51 +386,10 @@ impl<'a> Emitter<'a> {
         o
     }
 
-    fn scope(&self, t: &'a TypeDef, io: &'a str) -> Scope<'a> {
-        Scope {
-            dialect: super::expr::Dialect::Luau,
-            s: self.s,
-            t,
-            this: "v",
-            elem: None,
-            elem_var: "e",
-            index: None,
-            io,
-            start: Some("__start"),
-            inlining: Vec::new(),
-            field_locals: Vec::new(),
-        }
-    }
-
-    /// Compiles `e` in the scope of type `t` (reader side) with `_`, `_index` as given.
-    fn ex(
-        &mut self,
-        t: &'a TypeDef,
-        e: &SrcExpr,
-        io: &'a str,
-        elem: Option<(Kind, &'a str)>,
-        index: Option<&'a str>,
-    ) -> R<(String, Kind)> {
-        let mut sc = self.scope(t, io);
-        if let Some((k, var)) = elem {
-            sc.elem = Some(k);
-            sc.elem_var = var;
-        }
-        sc.index = index;
-        if self.locals_of.as_deref() == Some(t.name.as_str()) {
-            sc.field_locals = self.field_locals.clone();
-        }
-        sc.compile(&e.expr).map_err(|m| format!("`{}`: {m}", e.src))
-    }
-
     // ---------------------------------------------------------------- reader
 
     fn reader(&mut self, t: &'a TypeDef) -> String {
-        let params: String = t
-            .params
-            .iter()
-            .map(|p| format!(", {}", param_local(&p.id)))
-            .collect();
+        let params = params_list(t);
         format!(
             "--- Reads one `{}` at the reader's position. Errors name the field path and byte offset.\nfunction {}.read(r: S.Reader{params}): {}\n{}\treturn v\nend\n\n",
             t.schema_name,
@@ -561,6 +494,10 @@ impl<'a> Emitter<'a> {
     /// The statements of `t`'s read function before its `return v`, one tab in: they read
     /// a value of `t` from reader `r` into a new table `v`.
     fn read_body(&mut self, t: &'a TypeDef) -> String {
+        // What a list's loop asked of its element (see `elem_pos`, `elem_sums`).
+        let shared_pos = std::mem::take(&mut self.elem_pos);
+        let elem_sums = std::mem::take(&mut self.elem_sums);
+        let saved_case_pos = std::mem::take(&mut self.case_pos);
         let saved_locals = std::mem::take(&mut self.field_locals);
         let saved_of = self.locals_of.replace(t.name.clone());
         let mut o = String::new();
@@ -573,6 +510,7 @@ impl<'a> Emitter<'a> {
         if self.sizeof_used {
             o.push_str("\tlocal __start = r.pos\n");
         }
+        let saved_sums = self.sum_locals(t, &mut o);
         let saved_buf = self.buf_in_scope;
         if !self.buf_in_scope
             && t.fields.iter().any(|f| {
@@ -593,10 +531,12 @@ impl<'a> Emitter<'a> {
             && t.fields
                 .iter()
                 .any(|f| f.at.is_none() && fast_number_width(f).is_some());
-        if keeps_pos {
+        if keeps_pos && !shared_pos {
             // The position while plain numbers are read one after another (see `pos_local`).
             o.push_str("\tlocal __p\n");
         }
+        // An element of a list whose loop keeps the position: `__p` is current here.
+        self.pos_local = shared_pos;
         if let Some(sw) = &t.endian_switch {
             match self.decide_endian(t, sw, "r", false) {
                 Ok(code) => o.push_str(&code),
@@ -656,6 +596,21 @@ impl<'a> Emitter<'a> {
                 i += 1;
                 continue;
             }
+            if !fast_item && self.pos_local && self.switch_keeps_pos(t, f) {
+                // A switch whose cases are all written out in place: they keep the
+                // position in `__p` too (see `case_pos`).
+                self.case_pos = true;
+                let code = self.read_field(t, f);
+                self.case_pos = false;
+                match code {
+                    Ok(code) => {
+                        let _ = write!(o, "\tdo\n{code}\tend\n");
+                    }
+                    Err(m) => self.diag(f.pos, &f.key_path, m),
+                }
+                i += 1;
+                continue;
+            }
             if fast_item && !self.pos_local {
                 o.push_str("\t__p = r.pos\n");
                 self.pos_local = true;
@@ -680,19 +635,31 @@ impl<'a> Emitter<'a> {
             }
             i += 1;
         }
-        if self.pos_local {
+        let end_pos = self.pos_local;
+        if self.pos_local && (!shared_pos || t.fields.iter().any(|f| f.sum_of.is_some())) {
+            // (An element whose loop keeps the position stores it only for its sum checks,
+            // which name `r.pos`.)
             o.push_str("\tr.pos = __p\n");
         }
         self.pos_local = saved_pos;
         // -sp-sum-of checks
         for f in &t.fields {
             if let Some((list, field, _)) = &f.sum_of {
+                let local = format!("__sum_{}", f.id);
+                let added = self.sums.iter().find(|u| u.local == local);
+                let total = match added {
+                    Some(u) => format!("\t\tlocal sum = {}\n", u.local),
+                    None => format!(
+                        "\t\tlocal sum = 0\n\t\tfor _, e in {} do\n\t\t\tsum += {} or 0\n\t\tend\n",
+                        dot("v", list),
+                        dot("e", field)
+                    ),
+                };
                 let _ = writeln!(
                     o,
-                    "\tif {0} ~= nil and {1} ~= nil then\n\t\tlocal sum = 0\n\t\tfor _, e in {1} do\n\t\t\tsum += {2} or 0\n\t\tend\n\t\tif sum ~= {0} then\n\t\t\tS.failAt(r, r.pos, {3}, \"semantic\", `{4} is {{{0}}} but the sum of {5}.{6} is {{sum}}`)\n\t\tend\n\tend",
+                    "\tif {0} ~= nil and {1} ~= nil then\n{total}\t\tif sum ~= {0} then\n\t\t\tS.failAt(r, r.pos, {2}, \"semantic\", `{3} is {{{0}}} but the sum of {4}.{5} is {{sum}}`)\n\t\tend\n\tend",
                     dot("v", &f.id),
                     dot("v", list),
-                    dot("e", field),
                     lua_str(f.id.as_bytes()),
                     f.id,
                     list,
@@ -712,34 +679,136 @@ impl<'a> Emitter<'a> {
         if self.sizeof_used {
             let _ = writeln!(o, "\tv.__sizeof = r.pos - __start");
         }
-        for p in t.params.iter().filter(|p| p.context.is_none()) {
-            let _ = writeln!(o, "\t{} = {}", dot("v", &p.id), param_local(&p.id));
-        }
-        for i in &t.instances {
-            let mut sc = self.scope(t, "r");
-            sc.inlining.push(i.id.clone());
-            let code = sc.compile(&i.value.expr).and_then(|(x, _)| match &i.cond {
-                Some(c) => {
-                    let (c, _) = sc.compile(&c.expr)?;
-                    Ok(format!("if {c} then {x} else nil"))
+        self.params_and_instances(t, &mut o, |c, x| match c {
+            Some(c) => format!("if {c} then {x} else nil"),
+            None => x.to_owned(),
+        });
+        // The element's member added to the sums over its list.
+        for (local, member) in &elem_sums {
+            match self.field_locals.iter().find(|(n, _)| n == member) {
+                Some((_, l)) => {
+                    let _ = writeln!(o, "\t{local} += {l}");
                 }
-                None => Ok(x),
-            });
-            match code {
-                Ok(x) => {
-                    let _ = writeln!(
-                        o,
-                        "\t{} = S.try(function() return {x} end)",
-                        dot("v", &i.id)
-                    );
+                None => {
+                    let _ = writeln!(o, "\t{local} += {} or 0", dot("v", member));
                 }
-                Err(m) => self.diag(i.pos, &i.key_path, format!("`{}`: {m}", i.value.src)),
             }
+        }
+        if shared_pos && !end_pos {
+            o.push_str("\t__p = r.pos\n");
         }
         self.field_locals = saved_locals;
         self.locals_of = saved_of;
         self.buf_in_scope = saved_buf;
+        self.sums = saved_sums;
+        self.case_pos = saved_case_pos;
         o
+    }
+
+    /// Whether switch field `f` of `t` may be read with the position kept in `__p`: in
+    /// place, unconditional, unsized, its selector and keys not reading the stream, and
+    /// every case (the `_` one too) a user type written out in place (see
+    /// [`Self::call_read`]), whose bodies then keep the position as a list's elements do.
+    fn switch_keeps_pos(&self, t: &TypeDef, f: &Field) -> bool {
+        let FieldKind::Switch {
+            on,
+            cases,
+            default,
+            size: None,
+        } = &f.kind
+        else {
+            return false;
+        };
+        let in_place = |tn: &str| {
+            self.s.type_def(tn).is_some()
+                && self.inline.contains(tn)
+                && self.inlining.len() < MAX_INLINE_DEPTH
+                && !self.inlining.iter().any(|n| n == tn)
+                && f.switch_args.iter().all(|(n, a)| n != tn || a.is_empty())
+                && f.ctx_args.iter().all(|(n, a)| n != tn || a.is_empty())
+        };
+        r_free(f)
+            && stream_free(t, &on.src)
+            && cases
+                .iter()
+                .all(|(k, tn)| stream_free(t, &k.src) && in_place(tn))
+            && default.iter().all(|tn| in_place(tn))
+    }
+
+    /// Whether the elements of list `f`, read from reader `r`, may keep the position in a
+    /// local of the loop (see `elem_pos`): `r`'s own buffer in locals, no bit field, no
+    /// `_sizeof`, and a loop whose test does not read the stream (a count, or `repeat: eos`
+    /// whose elements always take bytes, `progresses`).
+    fn loop_keeps_pos(&self, f: &Field, r: &str, progresses: bool) -> bool {
+        r == "r"
+            && self.buf_in_scope
+            && !self.has_bits
+            && !self.sizeof_used
+            && f.at.is_none()
+            && matches!(f.kind, FieldKind::User { size: None, .. })
+            && (matches!(f.repeat, Repeat::Expr(_))
+                || (matches!(f.repeat, Repeat::Eos) && progresses))
+    }
+
+    /// Reads one element of list `f` into `e` at depth `d` (see [`Self::read_checked`]),
+    /// asking a body written out in place to keep the position in the loop's `__p`
+    /// (`keep_pos`) and to add to the sums over the list. Returns the code and whether the
+    /// position was kept; the sums no body added are added here from `e`.
+    fn read_list_elem(
+        &mut self,
+        t: &'a TypeDef,
+        f: &'a Field,
+        r: &'a str,
+        keep_pos: bool,
+        i0: &str,
+        d: usize,
+    ) -> R<(String, bool)> {
+        self.elem_pos = keep_pos;
+        self.elem_sums = self
+            .sums
+            .iter()
+            .filter(|u| std::ptr::eq(u.list, f))
+            .map(|u| (u.local.clone(), u.member.clone()))
+            .collect();
+        let code = self.read_checked(t, f, r, "e", "nil", Some("i"), d);
+        // What no body took (the element was not written out in place) is done here.
+        let kept = keep_pos && !std::mem::take(&mut self.elem_pos);
+        let left = std::mem::take(&mut self.elem_sums);
+        let mut code = code?;
+        for (local, member) in left {
+            let _ = writeln!(code, "{i0}\t\t{local} += {} or 0", dot("e", &member));
+        }
+        Ok((code, kept))
+    }
+
+    /// The `-sp-sum-of` sums of `t` added up while their list is read (a list of user-type
+    /// values read in `t`'s stream, in place), each in a local declared here (`o`), set as
+    /// [`Self::sums`]; returns the sums of the type around, to restore after `t`'s body.
+    fn sum_locals(&mut self, t: &'a TypeDef, o: &mut String) -> Vec<Sum<'a>> {
+        let mut sums = Vec::new();
+        for f in &t.fields {
+            let Some((list, member, _)) = &f.sum_of else {
+                continue;
+            };
+            let Some(l) = t.fields.iter().find(|g| g.id == *list) else {
+                continue;
+            };
+            let added = l.at.is_none()
+                && !l.varint
+                && l.process.is_none()
+                && !matches!(l.repeat, Repeat::None)
+                && matches!(l.kind, FieldKind::User { .. });
+            if added {
+                let local = format!("__sum_{}", f.id);
+                let _ = writeln!(o, "\tlocal {local} = 0");
+                sums.push(Sum {
+                    list: l,
+                    member: member.clone(),
+                    local,
+                });
+            }
+        }
+        std::mem::replace(&mut self.sums, sums)
     }
 
     /// Code deciding the byte order of a type whose `meta.endian` is a switch, into the
@@ -778,15 +847,9 @@ impl<'a> Emitter<'a> {
     }
 
     fn read_field(&mut self, t: &'a TypeDef, f: &'a Field) -> R<String> {
-        let mut o = String::new();
         let fname = lua_str(f.id.as_bytes());
         let target = dot("v", &f.id);
-        let mut depth = 1;
-        if let Some(c) = &f.cond {
-            let (c, _) = self.ex(t, c, "r", None, None)?;
-            let _ = writeln!(o, "\tif {c} then");
-            depth += 1;
-        }
+        let (mut o, depth) = self.cond_open(t, f)?;
         let mut reader = "r".to_string();
         if let Some((at, io)) = f.at.as_ref().and_then(|a| Some((a, a.io_of.as_ref()?))) {
             // `io: X._io`: a reader over the substream `X` was read from (kept with `X`).
@@ -846,14 +909,8 @@ impl<'a> Emitter<'a> {
     ) -> R<String> {
         let mut o = String::new();
         let i0 = ind(d);
-        if f.varint {
-            let call = if matches!(f.kind, FieldKind::Bits { .. }) {
-                "uleb128Bits"
-            } else {
-                "uleb128"
-            };
-            let _ = writeln!(o, "{i0}{target} = S.{call}({r}, {fname})");
-            return Ok(o);
+        if let Some(code) = Core::varint(f, r, target, fname, &i0) {
+            return Ok(code);
         }
         let leaked: &'a str = Box::leak(r.to_owned().into_boxed_str());
         match &f.repeat {
@@ -877,16 +934,7 @@ impl<'a> Emitter<'a> {
             }
             Repeat::Expr(e) => {
                 let (n, _) = self.ex(t, e, leaked, None, None)?;
-                let fixed = matches!(
-                    (&f.kind, &e.expr),
-                    (
-                        FieldKind::Int {
-                            enum_name: None,
-                            ..
-                        } | FieldKind::Float { .. },
-                        crate::expr::Expr::Int(1..=32)
-                    )
-                );
+                let fixed = fixed_array(f, e);
                 // A short fixed array of plain little-endian numbers: one check, one
                 // table constructor; a short input takes the element-by-element path below.
                 let fast = match (&e.expr, fast_elem_width(f)) {
@@ -911,36 +959,14 @@ impl<'a> Emitter<'a> {
                     );
                 }
                 let _ = writeln!(o, "{i0}do\n{i0}\tlocal n = {n}");
-                if !fixed {
-                    match &f.kind {
-                        FieldKind::Bits { width, .. } => {
-                            let _ = writeln!(o, "{i0}\tS.checkCountBits({r}, n, {width}, {fname})");
-                        }
-                        _ => {
-                            let _ = writeln!(
-                                o,
-                                "{i0}\tS.checkCount({r}, n, {}, {fname})",
-                                self.min_len(f)
-                            );
-                        }
-                    }
-                }
+                o.push_str(&self.count_check(f, fixed, r, fname, &i0));
+                let (slot, index) = index_slot(f, r, &i0);
+                let keep = self.loop_keeps_pos(f, r, false);
+                let (elem, kept) = self.read_list_elem(t, f, leaked, keep, &i0, d + 2)?;
+                let (take, store) = loop_pos(kept, &i0);
                 let _ = writeln!(
                     o,
-                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n{i0}\tfor i = 0, n - 1 do\n{i0}\t\tpath[slot] = i"
-                );
-                o.push_str(&self.read_checked(
-                    t,
-                    f,
-                    leaked,
-                    "list[i + 1]",
-                    "nil",
-                    Some("i"),
-                    d + 2,
-                )?);
-                let _ = writeln!(
-                    o,
-                    "{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
+                    "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{slot}{take}{i0}\tfor i = 0, n - 1 do\n{index}{i0}\t\tlocal e\n{elem}{i0}\t\tlist[i + 1] = e\n{i0}\tend\n{store}{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
                 );
                 if fast.is_some() {
                     let _ = writeln!(o, "{}{i0}end", self.pos_sync(&i0).1);
@@ -954,12 +980,17 @@ impl<'a> Emitter<'a> {
                     && f.term.is_none()
                     && f.process.is_none()
                     && !matches!(f.kind, FieldKind::User { size: Some(_), .. });
-                // The element's slot of the path is pushed once and set per element.
-                let _ = writeln!(
+                let (slot, index) = index_slot(f, r, &i0);
+                let keep = self.loop_keeps_pos(f, r, progresses);
+                let (elem, kept) = self.read_list_elem(t, f, leaked, keep, &i0, d + 2)?;
+                let (take, store) = loop_pos(kept, &i0);
+                let _ = write!(
                     o,
-                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n{i0}\twhile {} do\n{before}{i0}\t\tpath[slot] = i\n{i0}\t\tlocal e",
+                    "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{slot}{take}{i0}\twhile {} do\n{before}{index}{i0}\t\tlocal e\n{elem}",
                     match f.repeat {
                         Repeat::Eos if self.has_bits => format!("not S.isEof({r})"),
+                        // The loop keeps the position in `__p` (the reader's end is `__lim`).
+                        Repeat::Eos if kept => "__p < __lim".into(),
                         // No bit field: the reader is always on a byte boundary.
                         Repeat::Eos => format!("{r}.pos < {r}.limit"),
                         _ => "true".into(),
@@ -970,16 +1001,19 @@ impl<'a> Emitter<'a> {
                         format!("{i0}\t\tlocal before = {}\n", self.bit_pos(r))
                     },
                 );
-                o.push_str(&self.read_checked(t, f, leaked, "e", "nil", Some("i"), d + 2)?);
-                let _ = writeln!(o, "{i0}\t\tlist[i + 1] = e");
+                // The element joins the list once its checks pass: while it is read, the
+                // list's length is its index (see `index_slot`).
                 if let Repeat::Until(u) = &f.repeat {
                     let k = elem_kind(self.s, f);
                     let (c, _) = self.ex(t, u, leaked, Some((k, "e")), Some("i"))?;
-                    let _ = writeln!(o, "{i0}\t\tif {c} then\n{i0}\t\t\tbreak\n{i0}\t\tend");
+                    let _ = writeln!(
+                        o,
+                        "{i0}\t\tif {c} then\n{i0}\t\t\tlist[i + 1] = e\n{i0}\t\t\tbreak\n{i0}\t\tend"
+                    );
                 }
                 let _ = writeln!(
                     o,
-                    "{check}{i0}\t\ti += 1\n{i0}\tend\n{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end",
+                    "{check}{i0}\t\tlist[i + 1] = e\n{i0}\t\ti += 1\n{i0}\tend\n{store}{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end",
                     check = if progresses {
                         String::new()
                     } else {
@@ -989,15 +1023,6 @@ impl<'a> Emitter<'a> {
             }
         }
         Ok(o)
-    }
-
-    fn min_len(&self, f: &Field) -> usize {
-        match &f.kind {
-            FieldKind::User { name, .. } => self.min_lens.get(name).copied().unwrap_or(0),
-            FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => usize::from(*bytes),
-            FieldKind::Str { size: None, .. } => 1,
-            _ => 0,
-        }
     }
 
     /// One element into `dst`, then its `valid` rule and strict enum check.
@@ -1026,7 +1051,7 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(
                 o,
                 "{i0}if {} then\n{i0}\tS.failAt({r}, at, {fname}, \"enum\", `{{{dst}}} is not a value of enum {en}`)\n{i0}end",
-                self.not_in_enum(&en, &dst)
+                self.not_in_enum(&en, dst)
             );
         }
         if f.valid.is_some() {
@@ -1052,42 +1077,9 @@ impl<'a> Emitter<'a> {
         let mut o = String::new();
         let i0 = ind(d);
         if let Some(rule) = &f.valid {
-            let k = elem_kind(self.s, f);
             let ev: &'a str = "e_valid";
             let _ = writeln!(o, "{i0}local {ev} = {dst}");
-            let mut conds = Vec::new();
-            match rule {
-                Valid::Eq(e) => {
-                    let (x, _) = self.ex(t, e, r, Some((k.clone(), ev)), index)?;
-                    conds.push(format!("{ev} == {x}"));
-                }
-                Valid::Range(lo, hi) => {
-                    if let Some(lo) = lo {
-                        let (x, _) = self.ex(t, lo, r, Some((k.clone(), ev)), index)?;
-                        conds.push(format!("{ev} >= {x}"));
-                    }
-                    if let Some(hi) = hi {
-                        let (x, _) = self.ex(t, hi, r, Some((k.clone(), ev)), index)?;
-                        conds.push(format!("{ev} <= {x}"));
-                    }
-                }
-                Valid::AnyOf(list) => {
-                    let mut alts = Vec::new();
-                    for e in list {
-                        let (x, _) = self.ex(t, e, r, Some((k.clone(), ev)), index)?;
-                        alts.push(format!("{ev} == {x}"));
-                    }
-                    conds.push(format!("({})", alts.join(" or ")));
-                }
-                Valid::Expr(e) => {
-                    let (x, _) = self.ex(t, e, r, Some((k.clone(), ev)), index)?;
-                    conds.push(x);
-                }
-                Valid::InEnum => match &k {
-                    Kind::Enum(en) => conds.push(format!("{}[{ev}] ~= nil", enum_names_local(en))),
-                    _ => return Err("`valid: in-enum` on a field without an enum".into()),
-                },
-            }
+            let conds = self.valid_conds(t, f, r, ev, index, enum_names_local)?;
             if !conds.is_empty() {
                 let _ = writeln!(
                     o,
@@ -1100,7 +1092,6 @@ impl<'a> Emitter<'a> {
         Ok(o)
     }
 
-    /// The enum whose unknown values are errors on this field (strict rules), if any.
     /// The test that the integer `x` is not a value of enum `en`: a range test when the
     /// values are the whole numbers lo..=hi, else a look-up in the enum's names table.
     fn not_in_enum(&self, en: &str, x: &str) -> String {
@@ -1124,70 +1115,6 @@ impl<'a> Emitter<'a> {
             }
         }
         format!("{}[{x}] == nil", enum_names_local(en))
-    }
-
-    fn enum_checked(&self, f: &Field) -> Option<String> {
-        if !f.strict {
-            return None;
-        }
-        match &f.kind {
-            FieldKind::Int {
-                enum_name: Some(e), ..
-            }
-            | FieldKind::Bits {
-                enum_name: Some(e), ..
-            } => Some(e.clone()),
-            _ => None,
-        }
-    }
-
-    /// The Luau expression of a size (`nil` for a field ended by its terminator).
-    fn size_expr(
-        &mut self,
-        t: &'a TypeDef,
-        size: Option<&'a Size>,
-        r: &'a str,
-        index: Option<&'a str>,
-    ) -> R<String> {
-        Ok(match size {
-            Some(Size::Expr(e)) => self.ex(t, e, r, None, index)?.0,
-            Some(Size::Eos) => format!("({r}.limit - {r}.pos)"),
-            Some(Size::Terminator) | None => "nil".into(),
-        })
-    }
-
-    /// The runtime call reading a terminated value and its arguments after the size.
-    fn term_read(&self, term: &TermSpec) -> R<(&'static str, String)> {
-        if term.width == 2 {
-            if term.terminator.unwrap_or(0) != 0 {
-                return Err("a two-byte terminator other than zero".into());
-            }
-            return Ok((
-                "readTerm2",
-                format!(
-                    "{}, {}, {}, {}",
-                    term.include,
-                    term.consume,
-                    term.eos_error,
-                    term.pad_right.map_or("nil".to_string(), |b| b.to_string())
-                ),
-            ));
-        }
-        Ok(("readTerm", self.term_args(term)?))
-    }
-
-    fn term_args(&self, term: &TermSpec) -> R<String> {
-        if term.width != 1 {
-            return Err("a two-byte (UTF-16) terminator".into());
-        }
-        Ok(format!(
-            "{}, {}, {}, {}, {}",
-            term.terminator.map_or("nil".to_string(), |b| b.to_string()),
-            term.include,
-            term.consume,
-            term.eos_error,
-            term.pad_right.map_or("nil".to_string(), |b| b.to_string())
-        ))
     }
 
     /// Code turning stored bytes `var` into the value (xor, rol, ror; zlib keeps the bytes).
@@ -1257,35 +1184,6 @@ impl<'a> Emitter<'a> {
         })
     }
 
-    /// Arguments for reading user type `tn` from field `f` (explicit, then context ones).
-    fn args(
-        &mut self,
-        t: &'a TypeDef,
-        f: &'a Field,
-        tn: &str,
-        r: &'a str,
-        index: Option<&'a str>,
-        explicit: &'a [SrcExpr],
-    ) -> R<String> {
-        let mut out = String::new();
-        for a in explicit {
-            let (x, _) = self.ex(t, a, r, None, index)?;
-            let _ = write!(out, ", {x}");
-        }
-        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
-            for a in ctx {
-                match a {
-                    Some(a) => {
-                        let (x, _) = self.ex(t, a, r, None, index)?;
-                        let _ = write!(out, ", {x}");
-                    }
-                    None => out.push_str(", nil"),
-                }
-            }
-        }
-        Ok(out)
-    }
-
     /// Reads user type `tn` from reader `r` into `dst` (sized, processed, terminated).
     /// `dst = <a value of tn read from r>`: a call of its read function, or its read
     /// written out here in a block of its own (see [`inlinable`]).
@@ -1306,6 +1204,8 @@ impl<'a> Emitter<'a> {
         // The same reader keeps the same buffer and end; another one has its own.
         let saved_buf = self.buf_in_scope;
         self.buf_in_scope &= r == "r";
+        // A case of a switch whose cases keep the position in `__p`.
+        self.elem_pos |= self.case_pos && r == "r";
         let body = self.read_body(t);
         self.buf_in_scope = saved_buf;
         self.inlining.pop();
@@ -1320,88 +1220,6 @@ impl<'a> Emitter<'a> {
         }
         let _ = write!(o, "{i0}\t{tmp} = v\n{i0}end\n{i0}{dst} = {tmp}\n");
         o
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn read_user(
-        &mut self,
-        t: &'a TypeDef,
-        f: &'a Field,
-        tn: &str,
-        size: Option<&'a Size>,
-        r: &'a str,
-        dst: &str,
-        fname: &str,
-        index: Option<&'a str>,
-        explicit: &'a [SrcExpr],
-        d: usize,
-    ) -> R<String> {
-        let i0 = ind(d);
-        let mut o = String::new();
-        let enter = fname != "nil";
-        if self.s.type_def(tn).is_none() {
-            return Err(format!(
-                "type `{tn}` is not defined in the schema (an opaque type)"
-            ));
-        }
-        let args = self.args(t, f, tn, r, index, explicit)?;
-        let strict = f.strict;
-        if let Some(term) = &f.term {
-            let n = self.size_expr(t, size, r, index)?;
-            let (raw, tl) = (self.fresh("raw"), self.fresh("tail"));
-            let _ = writeln!(
-                o,
-                "{i0}local {raw}, {tl} = S.readTerm({r}, {n}, {}, {fname})\n{i0}{}",
-                self.term_args(term)?,
-                keep_tail(f, index, &tl)
-            );
-            let up = self.unprocess(t, f, &raw, r, index, false)?;
-            if !up.is_empty() {
-                let _ = writeln!(o, "{i0}{up}");
-            }
-            let sub = self.fresh("sub");
-            let _ = writeln!(o, "{i0}local {sub} = S.subOver({r}, {raw})");
-            o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
-            return Ok(o);
-        }
-        if f.process.is_some() {
-            let Some(sz) = size else {
-                return Err("`process` on a type without a size".into());
-            };
-            let n = self.size_expr(t, Some(sz), r, index)?;
-            let raw = self.fresh("raw");
-            let _ = writeln!(o, "{i0}local {raw} = S.bytes({r}, {n}, {fname})");
-            if matches!(f.process, Some(Process::Zlib)) {
-                // No zlib in Luau: the stored bytes are kept as they are.
-                let _ = writeln!(o, "{i0}{dst} = {raw}");
-                return Ok(o);
-            }
-            let up = self.unprocess(t, f, &raw, r, index, false)?;
-            let sub = self.fresh("sub");
-            let _ = writeln!(o, "{i0}{up}\n{i0}local {sub} = S.subOver({r}, {raw})");
-            o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
-            return Ok(o);
-        }
-        match size {
-            // A substream of the size (a strict `size-eos` value is read in the reader's own
-            // stream, which it must end with).
-            Some(sz) if !(strict && matches!(sz, Size::Eos)) => {
-                let n = self.size_expr(t, Some(sz), r, index)?;
-                let sub = self.fresh("sub");
-                let _ = writeln!(o, "{i0}local {sub} = S.sub({r}, {n}, {fname})");
-                o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
-            }
-            _ => {
-                if enter {
-                    let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
-                }
-                o.push_str(&self.call_read(tn, r, &args, dst, d));
-                if enter {
-                    let _ = writeln!(o, "{i0}S.leave({r})");
-                }
-            }
-        }
-        Ok(o)
     }
 
     /// `dst = <a value of tn read from substream sub>`, the path entered (unless `fname` is
@@ -1454,65 +1272,10 @@ impl<'a> Emitter<'a> {
     ) -> R<String> {
         let i0 = ind(d);
         let mut o = String::new();
+        if let Some(code) = self.read_plain(f, r, dst, fname, &i0)? {
+            return Ok(code);
+        }
         match &f.kind {
-            FieldKind::Int {
-                bytes,
-                signed,
-                endian,
-                ..
-            } => {
-                if *endian == Endian::Computed && *bytes > 1 {
-                    let le = int_call(*bytes, *signed, Endian::Le)?;
-                    let be = int_call(*bytes, *signed, Endian::Be)?;
-                    let _ = writeln!(o, "{i0}{dst} = if p___is_le then S.{le}({r}, {fname}) else S.{be}({r}, {fname})");
-                } else {
-                    let call = int_call(*bytes, *signed, *endian)?;
-                    let _ = writeln!(o, "{i0}{dst} = S.{call}({r}, {fname})");
-                }
-            }
-            FieldKind::Float { bytes, endian } => {
-                let bits = u32::from(*bytes) * 8;
-                let e = match endian {
-                    Endian::Le => "le",
-                    Endian::Be => "be",
-                    Endian::Computed => "",
-                };
-                if e.is_empty() {
-                    let _ = writeln!(o, "{i0}{dst} = if p___is_le then S.f{bits}le({r}, {fname}) else S.f{bits}be({r}, {fname})");
-                } else {
-                    let _ = writeln!(o, "{i0}{dst} = S.f{bits}{e}({r}, {fname})");
-                }
-            }
-            FieldKind::Bits {
-                width,
-                offset_binary,
-                le,
-                enum_name,
-            } => {
-                let w = u32::from(*width);
-                let call = if *le { "bitsLe" } else { "bitsBe" };
-                let raw = if w <= 32 {
-                    format!("S.{call}({r}, {w}, {fname})")
-                } else if w <= 53 {
-                    format!("S.{call}Wide({r}, {w}, {fname})")
-                } else {
-                    return Err(format!(
-                        "bit field b{w} is wider than 53 bits, which a Luau number cannot hold exactly"
-                    ));
-                };
-                let v = if w == 1 && !offset_binary && enum_name.is_none() {
-                    format!("{raw} == 1")
-                } else if *offset_binary {
-                    format!("{raw} - {}", 1u64 << (w - 1))
-                } else {
-                    raw
-                };
-                let _ = writeln!(o, "{i0}{dst} = {v}");
-            }
-            FieldKind::Contents(c) => {
-                let lit = lua_str(c);
-                let _ = writeln!(o, "{i0}S.contents({r}, {lit}, {fname})\n{i0}{dst} = {lit}");
-            }
             FieldKind::Bytes(size) => {
                 let n = self.size_expr(t, Some(size), r, index)?;
                 if let Some(term) = &f.term {
@@ -1556,82 +1319,10 @@ impl<'a> Emitter<'a> {
                     lua_str(encoding.as_bytes())
                 );
             }
-            FieldKind::User { name, size } => {
-                o.push_str(&self.read_user(
-                    t,
-                    f,
-                    name,
-                    size.as_ref(),
-                    r,
-                    dst,
-                    fname,
-                    index,
-                    &f.args,
-                    d,
-                )?);
-            }
-            FieldKind::Switch {
-                on,
-                cases,
-                default,
-                size,
-            } => {
-                let (sel, sel_kind) = self.ex(t, on, r, None, index)?;
-                let mut rr: &'a str = r;
-                let _ = writeln!(o, "{i0}do");
-                if let Some(sz) = size {
-                    let n = self.size_expr(t, Some(sz), r, index)?;
-                    let sub: &'a str = Box::leak(self.fresh("sub").into_boxed_str());
-                    let _ = writeln!(o, "{i0}\tlocal {sub} = S.sub({r}, {n}, {fname})");
-                    rr = sub;
+            _ => {
+                if let Some(code) = self.read_nested(t, f, r, dst, fname, index, d)? {
+                    o.push_str(&code);
                 }
-                let _ = writeln!(o, "{i0}\tlocal on = {sel}");
-                let case_code = |this: &mut Self, tn: &str| -> R<String> {
-                    if let Some(call) = super::number_case_call(tn, this.s.endian)? {
-                        return Ok(format!("{}{dst} = S.{call}({rr}, {fname})\n", ind(d + 2)));
-                    }
-                    let explicit: &'a [SrcExpr] = f
-                        .switch_args
-                        .iter()
-                        .find(|(n, _)| n == tn)
-                        .map(|(_, a)| a.as_slice())
-                        .unwrap_or(&[]);
-                    this.read_user(t, f, tn, None, rr, dst, fname, index, explicit, d + 2)
-                };
-                let mut arms = Vec::new();
-                for (k, tn) in cases {
-                    let (kx, _) = self.ex(t, k, r, None, index)?;
-                    arms.push((kx, case_code(self, tn)?));
-                }
-                let fallback = match default {
-                    Some(tn) => case_code(self, tn)?,
-                    None if f.strict => format!(
-                        "{}S.failAt({rr}, {rr}.pos, {fname}, \"valid\", `{{S.show(on)}} must select one of the switch cases`)\n",
-                        ind(d + 2)
-                    ),
-                    None if size.is_some() => format!(
-                        "{}{dst} = S.bytes({rr}, {rr}.limit - {rr}.pos, {fname})\n",
-                        ind(d + 2)
-                    ),
-                    None => format!("{}{dst} = nil\n", ind(d + 2)),
-                };
-                let numeric = matches!(sel_kind, Kind::Int | Kind::Enum(_));
-                if let Some(tree) = case_tree(&arms, &fallback, numeric && default.is_none(), d + 1)
-                {
-                    o.push_str(&tree);
-                } else {
-                    o.push_str(&case_chain(&arms, &fallback, &format!("{i0}\t")));
-                }
-                if size.is_some() && f.strict {
-                    let _ = writeln!(o, "{i0}\tS.finishSub({rr})");
-                } else if size.is_some() {
-                    // Lenient rules: what a user-type case left unread is kept for its writer.
-                    let _ = writeln!(
-                        o,
-                        "{i0}\tif {rr}.pos < {rr}.limit or {rr}.nbits ~= 0 then S.keepUnread({rr}, {dst}) end"
-                    );
-                }
-                let _ = writeln!(o, "{i0}end");
             }
         }
         Ok(o)
@@ -1641,11 +1332,7 @@ impl<'a> Emitter<'a> {
 
     fn writer(&mut self, t: &'a TypeDef) -> String {
         let mut o = String::new();
-        let params: String = t
-            .params
-            .iter()
-            .map(|p| format!(", {}", param_local(&p.id)))
-            .collect();
+        let params = params_list(t);
         let _ = writeln!(
             o,
             "--- Writes one `{}`; counts, lengths and sums that later fields determine are derived (and stored into `v`). Errors: a value that does not fit, named with its path.\nfunction {}.write(w: S.Writer, v: {}{params})",
@@ -1814,26 +1501,11 @@ impl<'a> Emitter<'a> {
         ))
     }
 
-    /// The user type of the value named by `io: X._io` in field `f` of `t`: one type, read
-    /// only in sized fields (a value read in its parent's stream keeps no substream); for a
-    /// writer (`write`), also one without params, whose writer rebuilds the substream.
+    /// The user type of the value named by `io: X._io` in field `f` of `t` (see
+    /// [`Core::io_value_type`]); for a writer (`write`), also one without params, whose
+    /// writer rebuilds the substream.
     fn io_type(&mut self, t: &'a TypeDef, f: &Field, io: &SrcExpr, write: bool) -> R<String> {
-        let (_, kind) = self.ex(t, io, "r", None, None)?;
-        let tn = match kind {
-            Kind::User(names) if names.len() == 1 => names[0].clone(),
-            _ => {
-                return Err(format!(
-                    "`io: {}._io`: `{}` is not a value of one user type (no stream of its own)",
-                    io.src, io.src
-                ))
-            }
-        };
-        if let Some(g) = crate::typed::unsized_readers(self.s, &tn).first() {
-            return Err(format!(
-                "`io: {}._io` (in `{}`): `{tn}` is also read without a `size` (`{}`), where it has no stream of its own",
-                io.src, f.key_path, g.key_path
-            ));
-        }
+        let tn = self.io_value_type(t, f, io)?;
         if write && self.s.type_def(&tn).is_some_and(|d| !d.params.is_empty()) {
             return Err(format!(
                 "`io: {}._io`: the writer of `{tn}` takes params, which the substream's rebuild does not know",
@@ -1966,16 +1638,6 @@ impl<'a> Emitter<'a> {
     /// `__beyond` and its writer lays the instances out.
     fn is_positional_root(&self, t: &TypeDef) -> bool {
         std::ptr::eq(t, &self.s.types[0]) && self.has_positional()
-    }
-
-    /// Whether any type of the schema has a positional instance in another value's stream
-    /// (`io: X._io`): values read in substreams then keep them (`S.keepStream`).
-    fn has_io_of(&self) -> bool {
-        self.s.types.iter().any(|t| {
-            t.fields
-                .iter()
-                .any(|f| f.at.as_ref().is_some_and(|a| a.io_of.is_some()))
-        })
     }
 
     /// Whether any type of the schema has a positional instance.
@@ -2320,6 +1982,151 @@ impl<'a> Emitter<'a> {
     }
 }
 
+impl<'a> Backend<'a> for Emitter<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn read_user(
+        &mut self,
+        t: &'a TypeDef,
+        f: &'a Field,
+        tn: &str,
+        size: Option<&'a Size>,
+        r: &'a str,
+        dst: &str,
+        fname: &str,
+        index: Option<&'a str>,
+        explicit: &'a [SrcExpr],
+        d: usize,
+    ) -> R<String> {
+        let i0 = ind(d);
+        let mut o = String::new();
+        let enter = fname != "nil";
+        let args = self.args(t, f, tn, r, index, explicit)?;
+        let strict = f.strict;
+        if let Some(term) = &f.term {
+            let n = self.size_expr(t, size, r, index)?;
+            let (raw, tl) = (self.fresh("raw"), self.fresh("tail"));
+            let _ = writeln!(
+                o,
+                "{i0}local {raw}, {tl} = S.readTerm({r}, {n}, {}, {fname})\n{i0}{}",
+                self.term_args(term)?,
+                keep_tail(f, index, &tl)
+            );
+            let up = self.unprocess(t, f, &raw, r, index, false)?;
+            if !up.is_empty() {
+                let _ = writeln!(o, "{i0}{up}");
+            }
+            let sub = self.fresh("sub");
+            let _ = writeln!(o, "{i0}local {sub} = S.subOver({r}, {raw})");
+            o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
+            return Ok(o);
+        }
+        if f.process.is_some() {
+            let Some(sz) = size else {
+                return Err("`process` on a type without a size".into());
+            };
+            let n = self.size_expr(t, Some(sz), r, index)?;
+            let raw = self.fresh("raw");
+            let _ = writeln!(o, "{i0}local {raw} = S.bytes({r}, {n}, {fname})");
+            if matches!(f.process, Some(Process::Zlib)) {
+                // No zlib in Luau: the stored bytes are kept as they are.
+                let _ = writeln!(o, "{i0}{dst} = {raw}");
+                return Ok(o);
+            }
+            let up = self.unprocess(t, f, &raw, r, index, false)?;
+            let sub = self.fresh("sub");
+            let _ = writeln!(o, "{i0}{up}\n{i0}local {sub} = S.subOver({r}, {raw})");
+            o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
+            return Ok(o);
+        }
+        match size {
+            // A substream of the size (a strict `size-eos` value is read in the reader's own
+            // stream, which it must end with).
+            Some(sz) if !(strict && matches!(sz, Size::Eos)) => {
+                let n = self.size_expr(t, Some(sz), r, index)?;
+                let sub = self.fresh("sub");
+                let _ = writeln!(o, "{i0}local {sub} = S.sub({r}, {n}, {fname})");
+                o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
+            }
+            _ => {
+                if enter {
+                    let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
+                }
+                o.push_str(&self.call_read(tn, r, &args, dst, d));
+                if enter {
+                    let _ = writeln!(o, "{i0}S.leave({r})");
+                }
+            }
+        }
+        Ok(o)
+    }
+
+    fn dispatch(
+        &self,
+        sel: &str,
+        arms: &[(String, String)],
+        fallback: &str,
+        numeric: bool,
+        d: usize,
+    ) -> String {
+        // A selector held in a field local was read by a run of numbers: always a number.
+        let number = self.field_locals.iter().any(|(_, l)| l == sel);
+        case_tree(arms, fallback, numeric, number, d)
+            .unwrap_or_else(|| case_chain(arms, fallback, &ind(d)))
+    }
+
+    fn pos_expr(&self, r: &str) -> String {
+        self.pos_of(r)
+    }
+
+    fn after_lenient_sized_case(&self, rr: &str, dst: &str, i0: &str) -> String {
+        // Lenient rules: what a user-type case left unread is kept for its writer.
+        format!("{i0}\tif {rr}.pos < {rr}.limit or {rr}.nbits ~= 0 then S.keepUnread({rr}, {dst}) end\n")
+    }
+}
+
+/// The path's slot for the index of a list's element being read, pushed after the list's
+/// name (`slot`, lines at `i0` plus one), and what sets it per element (`index`, at `i0`
+/// plus two). The slot holds the list itself where every element is a value (never `nil`):
+/// each element joins the list once read and checked, so while one is read the list's
+/// length is its index, which the runtime puts into an error's path (`[n]`) only when an
+/// error is raised. Elements that may be `nil` (a switch without `_` case) set the index.
+fn index_slot(f: &Field, r: &str, i0: &str) -> (String, String) {
+    if matches!(f.kind, FieldKind::Switch { default: None, .. }) {
+        (
+            format!(
+                "{i0}\tS.enter({r}, 0)\n{i0}\tlocal path = {r}.path\n{i0}\tlocal slot = #path\n"
+            ),
+            format!("{i0}\t\tpath[slot] = i\n"),
+        )
+    } else {
+        (format!("{i0}\tS.enter({r}, list)\n"), String::new())
+    }
+}
+
+/// Whether field `f` is read once, in place, as it stands: no `if`, `repeat`, position,
+/// `process`, terminator or LEB128.
+fn r_free(f: &Field) -> bool {
+    f.cond.is_none()
+        && f.at.is_none()
+        && matches!(f.repeat, Repeat::None)
+        && !f.varint
+        && f.process.is_none()
+        && f.term.is_none()
+}
+
+/// The lines before and after a list's loop (at `i0` plus one) when its elements keep the
+/// position in the loop's own `__p` (`kept`): taken from the reader, stored back after.
+fn loop_pos(kept: bool, i0: &str) -> (String, String) {
+    if kept {
+        (
+            format!("{i0}\tlocal __p = r.pos\n"),
+            format!("{i0}\tr.pos = __p\n"),
+        )
+    } else {
+        (String::new(), String::new())
+    }
+}
+
 /// `S.keepTail(...)`: the bytes terminated field `f` had after its value (in `tl`), kept in
 /// the value's `__tails` for the writer (by element for a repeated field, `index`).
 fn keep_tail(f: &Field, index: Option<&str>, tl: &str) -> String {
@@ -2354,8 +2161,15 @@ fn stream_free(t: &TypeDef, src: &str) -> bool {
 /// instead of a chain of `==` tests: taken when there are at least 8 cases, every key is an
 /// integer literal, they differ, and the fallback (no case matches) is small enough to
 /// repeat at each leaf (`small`: no `_` case). A selector that is not a number takes the
-/// fallback, as the chain does. `None` when it does not apply. `d`: the depth of the `if`.
-fn case_tree(arms: &[(String, String)], fallback: &str, small: bool, d: usize) -> Option<String> {
+/// fallback, as the chain does (a selector known to be a number, `number`, is not tested).
+/// `None` when it does not apply. `d`: the depth of the `if`.
+fn case_tree(
+    arms: &[(String, String)],
+    fallback: &str,
+    small: bool,
+    number: bool,
+    d: usize,
+) -> Option<String> {
     if !small || arms.len() < 8 {
         return None;
     }
@@ -2383,6 +2197,11 @@ fn case_tree(arms: &[(String, String)], fallback: &str, small: bool, d: usize) -
         let _ = writeln!(o, "{i0}else");
         node(&keyed[mid..], fallback, d + 1, o);
         let _ = writeln!(o, "{i0}end");
+    }
+    if number {
+        let mut o = String::new();
+        node(&keyed, fallback, d, &mut o);
+        return Some(o);
     }
     let i0 = ind(d);
     let mut o = format!("{i0}if type(on) ~= \"number\" then\n{fallback}{i0}else\n");

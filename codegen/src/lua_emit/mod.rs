@@ -12,6 +12,7 @@
 pub mod expr;
 mod lua51;
 mod luau;
+mod shared;
 
 pub use lua51::{f32_profile, Lua51Options};
 
