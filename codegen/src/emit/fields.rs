@@ -864,6 +864,9 @@ impl Emitter<'_> {
         } = r;
         // --- write
         let mut lazy_wrap = None;
+        // A reference to the value written: `&src`, or the lazy instance's binding itself,
+        // which is one already (so no `&*` of a reference).
+        let mut src_ref = None;
         let mut src = if is_derived {
             quote!(#id)
         } else {
@@ -875,6 +878,9 @@ impl Emitter<'_> {
             let bind = if self.is_lazy(f) {
                 let (bind, value, wrap) = super::lazy::write_bind(id, by_value);
                 src = value;
+                if !by_value {
+                    src_ref = Some(quote!(#id));
+                }
                 lazy_wrap = Some(wrap);
                 bind
             } else if by_value {
@@ -1012,6 +1018,7 @@ impl Emitter<'_> {
         } else {
             quote!(__val)
         };
+        let src_ref = src_ref.unwrap_or_else(|| quote!(&#src));
         let write_stmt = match (&cond_w, is_contents) {
             (_, true) => {
                 let FieldKind::Contents(bytes) = &f.kind else {
@@ -1021,12 +1028,12 @@ impl Emitter<'_> {
                 quote!(__w.write_bytes(#b);)
             }
             (Some(c), _) => quote! {
-                if let ::std::option::Option::Some(#binder) = __io::present(&#src, #c, #fid, #cond_src)? {
+                if let ::std::option::Option::Some(#binder) = __io::present(#src_ref, #c, #fid, #cond_src)? {
                     #body_write
                 }
             },
             (None, _) => quote! {
-                { let #binder = &#src; #body_write }
+                { let #binder = #src_ref; #body_write }
             },
         };
         if let Some(at) = &f.at {

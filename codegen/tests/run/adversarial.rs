@@ -323,7 +323,7 @@ impl Adversarial {
                 {
                     let __w = &mut __tw;
                     if let ::std::option::Option::Some(__v) = __io::present(
-                        &(*node),
+                        node,
                         (node_ofs as i128) != 65535_i128,
                         "node",
                         "node_ofs != 0xffff",
@@ -605,7 +605,7 @@ impl Node {
                 {
                     let __w = &mut __tw;
                     if let ::std::option::Option::Some(__v) = __io::present(
-                        &(*next),
+                        next,
                         (next_ofs as i128) != 0_i128,
                         "next",
                         "next_ofs != 0",

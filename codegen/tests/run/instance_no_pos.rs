@@ -127,7 +127,7 @@ impl InstanceNoPos {
                 {
                     let __w = &mut __tw;
                     {
-                        let __v = &(*trailer);
+                        let __v = trailer;
                         __v.write_to(__w)
                             .map_err(|e: __io::EncodeError| e.in_field("trailer"))?;
                     }

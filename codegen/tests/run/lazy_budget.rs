@@ -275,7 +275,7 @@ impl View {
                 {
                     let __w = &mut __tw;
                     {
-                        let __v = &(*whole);
+                        let __v = whole;
                         {
                             __w.write_bytes(__v);
                         };

@@ -395,7 +395,7 @@ impl Inode {
                 {
                     let __w = &mut __tw;
                     {
-                        let __v = &(*as_dir);
+                        let __v = as_dir;
                         (|| -> Result<(), __io::EncodeError> {
                             {
                                 if (__v.encoded_len() as i128) != (len_data as i128) {
@@ -430,7 +430,7 @@ impl Inode {
                 {
                     let __w = &mut __tw;
                     {
-                        let __v = &(*as_file);
+                        let __v = as_file;
                         (|| -> Result<(), __io::EncodeError> {
                             {
                                 if (__v.len() as i128) != (len_data as i128) {

@@ -316,7 +316,7 @@ impl Positional {
                 {
                     let __w = &mut __tw;
                     {
-                        let __v = &(*name);
+                        let __v = name;
                         (|| -> Result<(), __io::EncodeError> {
                             {
                                 if !__v.is_ascii() {
@@ -369,7 +369,7 @@ impl Positional {
                 {
                     let __w = &mut __tw;
                     if let ::std::option::Option::Some(__v) = __io::present(
-                        &(*never),
+                        never,
                         (ofs_name as i128) == 255_i128,
                         "never",
                         "ofs_name == 0xff",

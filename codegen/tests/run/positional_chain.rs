@@ -261,7 +261,7 @@ impl Node {
                 {
                     let __w = &mut __tw;
                     if let ::std::option::Option::Some(__v) = __io::present(
-                        &(*next),
+                        next,
                         (next_at as i128) != 0_i128,
                         "next",
                         "next_at != 0",
