@@ -98,51 +98,19 @@ pub trait Sink {
 
 /// A [`Sink`] that takes every value and keeps none: a streaming read that only checks the
 /// input, in the memory the schema's expressions keep (what `decode --schema` runs before
-/// it prints anything, so nothing is printed for a file it refuses).
-///
-/// `Discard` reads as [`super::decode`] does ([`InstanceErrors::AsGenerated`]); [`Check`] with
-/// the instance errors a printing pass will use.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Discard;
-
-/// A [`Discard`] that handles failing instances as its [`InstanceErrors`] say: the checking
-/// pass before a printing sink of the same setting.
+/// it prints anything, so nothing is printed for a file it refuses), handling failing
+/// instances as its [`InstanceErrors`] say (the setting of the printing pass that follows).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Check(pub InstanceErrors);
+
+/// A [`Check`] that reads as [`super::decode`] does ([`InstanceErrors::AsGenerated`], the
+/// default): `Discard::default()`.
+pub type Discard = Check;
 
 impl Sink for Check {
     fn instance_errors(&self) -> InstanceErrors {
         self.0
     }
-    fn key(&mut self, _: Label) -> io::Result<()> {
-        Ok(())
-    }
-    fn open_struct(&mut self, _: &'static str) -> io::Result<()> {
-        Ok(())
-    }
-    fn close_struct(&mut self, _: Option<(u64, u64)>) -> io::Result<()> {
-        Ok(())
-    }
-    fn open_list(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn close_list(&mut self, _: (u64, u64), _: usize) -> io::Result<()> {
-        Ok(())
-    }
-    fn leaf(
-        &mut self,
-        _: &DynValue,
-        _: Option<(u64, u64)>,
-        _: Option<(u64, u64)>,
-    ) -> io::Result<()> {
-        Ok(())
-    }
-    fn value(&mut self, _: &DynValue) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Sink for Discard {
     fn key(&mut self, _: Label) -> io::Result<()> {
         Ok(())
     }
