@@ -124,6 +124,23 @@ fn posed_past(i: usize) -> DecodeError {
     )
 }
 
+/// The teams of an info view, one per team id: a missing ally, flags or colour component
+/// is 0, a missing side or leader name empty.
+fn team_infos(c: &InfoView, sides: &[String], leaders: &[String]) -> Vec<TeamInfo> {
+    c.team_ids
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| TeamInfo {
+            id,
+            ally: c.team_allies.get(i).copied().unwrap_or(0),
+            flags: c.team_flags.get(i).copied().unwrap_or(0),
+            colour: [0, 1, 2].map(|j| c.team_colours.get(3 * i + j).copied().unwrap_or(0)),
+            side: sides.get(i).cloned().unwrap_or_default(),
+            leader: leaders.get(i).cloned().unwrap_or_default(),
+        })
+        .collect()
+}
+
 fn check_teams(n: usize) -> Result<(), DecodeError> {
     if n > MAX_TEAMS {
         return Err(semantic(
@@ -252,19 +269,7 @@ impl Info {
             weapon_defs: list(&c.weapon_def_lens, &c.weapon_def_bytes),
             feature_defs: list(&c.feature_def_lens, &c.feature_def_bytes),
             posed,
-            teams: c
-                .team_ids
-                .iter()
-                .enumerate()
-                .map(|(i, &id)| TeamInfo {
-                    id,
-                    ally: c.team_allies.get(i).copied().unwrap_or(0),
-                    flags: c.team_flags.get(i).copied().unwrap_or(0),
-                    colour: [0, 1, 2].map(|j| c.team_colours.get(3 * i + j).copied().unwrap_or(0)),
-                    side: sides.get(i).cloned().unwrap_or_default(),
-                    leader: leaders.get(i).cloned().unwrap_or_default(),
-                })
-                .collect(),
+            teams: team_infos(c, &sides, &leaders),
             map_size: c.map_size[..cut(c.map_size.len())].to_vec(),
             footprint_x: c.footprint_x[..cut(c.footprint_x.len())].to_vec(),
             footprint_z: c.footprint_z[..cut(c.footprint_z.len())].to_vec(),
@@ -290,19 +295,7 @@ impl Info {
         check_teams(c.team_ids.len())?;
         let sides = strings(&c.side_lens, &c.side_bytes, "side_names")?;
         let leaders = strings(&c.leader_lens, &c.leader_bytes, "leader_names")?;
-        let teams = c
-            .team_ids
-            .iter()
-            .enumerate()
-            .map(|(i, &id)| TeamInfo {
-                id,
-                ally: c.team_allies.get(i).copied().unwrap_or(0),
-                flags: c.team_flags.get(i).copied().unwrap_or(0),
-                colour: [0, 1, 2].map(|j| c.team_colours.get(3 * i + j).copied().unwrap_or(0)),
-                side: sides.get(i).cloned().unwrap_or_default(),
-                leader: leaders.get(i).cloned().unwrap_or_default(),
-            })
-            .collect();
+        let teams = team_infos(c, &sides, &leaders);
         Ok(Self {
             texts: strings(&c.text_lens, &c.text_bytes, "texts")?,
             unit_defs: strings(&c.unit_def_lens, &c.unit_def_bytes, "unit_defs")?,
