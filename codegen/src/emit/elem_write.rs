@@ -105,19 +105,7 @@ impl Emitter<'_> {
                     quote!(self.#stored.get(__i).map(|__t| __t.as_slice()))
                 };
                 let check = self.size_check(f, &size, scope, &kp, quote!(__s.len()))?;
-                let value = match &f.kind {
-                    FieldKind::User { name, .. } => {
-                        let (checks, call) =
-                            self.child_write(f, name, scope, &kp, quote!(__v), quote!(&mut __sw))?;
-                        quote! {
-                            #checks
-                            let mut __sw = __io::ByteWriter::new();
-                            #call?;
-                            let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
-                        }
-                    }
-                    _ => quote!(let __d: &[u8] = &__v[..];),
-                };
+                let value = self.bytes_to_process(f, scope, &kp)?;
                 let process = quote! {
                     #setup
                     #refn(#proc_, __d, #kept)#re_q

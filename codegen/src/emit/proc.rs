@@ -4,6 +4,30 @@
 use super::*;
 
 impl Emitter<'_> {
+    /// The statements that put the bytes of value `__v` of processed field `f` in `__d:
+    /// &[u8]`, before the processor runs on them: a user type written into a writer of its
+    /// own (its instances laid out in it), raw bytes as they are.
+    pub(super) fn bytes_to_process(
+        &mut self,
+        f: &Field,
+        scope: &Scope,
+        kp: &str,
+    ) -> Option<TokenStream> {
+        Some(match &f.kind {
+            FieldKind::User { name, .. } => {
+                let (checks, call) =
+                    self.child_write(f, name, scope, kp, quote!(__v), quote!(&mut __sw))?;
+                quote! {
+                    #checks
+                    let mut __sw = __io::ByteWriter::new();
+                    #call?;
+                    let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
+                }
+            }
+            _ => quote!(let __d: &[u8] = &__v[..];),
+        })
+    }
+
     /// The runtime `Processor` of a field's `process` (and the statements that compute its
     /// key), with expressions in `scope`.
     pub(super) fn processor(
@@ -129,19 +153,7 @@ impl Emitter<'_> {
         let produced = temp_for("produced", &f.id);
         let stored = temp_for("stored", &f.id);
         let (setup, proc_) = self.processor(f, scope)?;
-        let value = match &f.kind {
-            FieldKind::User { name, .. } => {
-                let (checks, call) =
-                    self.child_write(f, name, scope, &kp, quote!(__v), quote!(&mut __sw))?;
-                quote! {
-                    #checks
-                    let mut __sw = __io::ByteWriter::new();
-                    #call?;
-                    let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
-                }
-            }
-            _ => quote!(let __d: &[u8] = &__v[..];),
-        };
+        let value = self.bytes_to_process(f, scope, &kp)?;
         Some(quote! {
             let #produced: ::std::vec::Vec<u8> = (|| -> Result<::std::vec::Vec<u8>, __io::EncodeError> {
                 let __v = &self.#id;

@@ -101,19 +101,7 @@ impl Emitter<'_> {
         } else {
             quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
         };
-        let value = match &f.kind {
-            FieldKind::User { name, .. } => {
-                let (checks, call) =
-                    self.child_write(f, name, scope, &kp, quote!(__v), quote!(&mut __sw))?;
-                quote! {
-                    #checks
-                    let mut __sw = __io::ByteWriter::new();
-                    #call?;
-                    let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
-                }
-            }
-            _ => quote!(let __d: &[u8] = &__v[..];),
-        };
+        let value = self.bytes_to_process(f, scope, &kp)?;
         Some(quote!({
             #setup
             #value
