@@ -40,6 +40,9 @@ pub(crate) struct Frame<'s> {
     pub busy: Vec<Cell<bool>>,
     /// The bytes each field in `fields` was read from (as `DynStruct::spans`).
     pub spans: Vec<Option<(u64, u64)>>,
+    /// The positional instances that failed on their own (each is null in `fields`): an
+    /// expression that names one fails with its error.
+    pub errors: Vec<(&'static str, statepack_runtime::io::DecodeError)>,
     /// The byte order a `meta.endian` switch decided for numbers of [`Endian::Computed`]
     /// order (`true`: little-endian): this type's own switch, or the one it inherits
     /// through its hidden `__is_le` param. `None` when no switch decides it.
@@ -62,6 +65,7 @@ impl<'s> Frame<'s> {
             fields: Vec::with_capacity(ty.fields.len()),
             spans: Vec::with_capacity(ty.fields.len()),
             params,
+            errors: Vec::new(),
             inst: ty.instances.iter().map(|_| OnceCell::new()).collect(),
             busy: ty.instances.iter().map(|_| Cell::new(false)).collect(),
             is_le: None,
@@ -272,6 +276,9 @@ impl<'a> Scope<'a> {
             _ => {}
         }
         let frame: &'a Frame<'a> = self.frame;
+        if let Some((_, e)) = frame.errors.iter().find(|(k, _)| *k == n) {
+            return Err(format!("instance `{n}` cannot be read: {e}"));
+        }
         if let Some((_, v)) = frame.fields.iter().find(|(k, _)| *k == n) {
             return Ok(Cow::Borrowed(v));
         }

@@ -8,8 +8,11 @@
 //! generated writer derives it (the length of the stored bytes, written in its place once
 //! they are produced). What must be given: every other field whose `if` holds (counts and
 //! lengths included: they are fields like any other), as `decode --schema` prints them.
-//! A field whose `if` is false must be left out or `null`. The caller re-reads the result to
-//! check it ([`super::decode`]); positional instances are refused.
+//! A field whose `if` is false must be left out or `null`. Positional instances are written
+//! after the `seq`, queued at their positions and laid out with the stream they read from
+//! (the runtime's lay-out of the generated writers); the offset of one the generated writer
+//! places itself ([`crate::derive::placed_instances`]) may be left out, and is then chosen
+//! and written. The caller re-reads the result to check it ([`super::decode`]).
 
 use super::eval::{enum_value, eval, eval_bool, eval_int, Frame, Scope, Trees};
 use super::{intern, DynStruct, DynValue};
@@ -59,6 +62,8 @@ pub fn encode(schema: &Checked, given: &Given) -> W<(Vec<u8>, DynStruct)> {
     let trees = Trees::new(&schema.schema, &schema.typed);
     let v = write_type(&trees, &mut w, root, given, params, "", 0, None)?;
     w.align_to_byte();
+    // The positional instances queued by the root and every type written in its stream.
+    w.lay_out_positional(&[]).map_err(|e| e.to_string())?;
     Ok((w.into_bytes(), v))
 }
 
@@ -121,13 +126,26 @@ fn write_type(
     let start = w.len();
     let mut unaligned = false;
     let derived = crate::derive::counts_and_lengths(t);
+    let placed = if t.fields.iter().any(|f| f.at.is_some()) {
+        crate::derive::placed_instances(s, t)
+    } else {
+        std::collections::HashMap::new()
+    };
     let mut pending: Vec<Pending> = Vec::new();
+    // Positional instances, written once the `seq` is (their positions may be derived
+    // from where it ends).
+    let mut later: Vec<(&Field, Given)> = Vec::new();
     for f in &t.fields {
         let fp = join(path, &f.id);
         if f.at.is_some() {
-            return Err(format!(
-                "{fp}: positional instances are not written by encode"
-            ));
+            match entries.iter().find(|(k, _)| *k == f.id).map(|(_, v)| v) {
+                // An instance `decode --schema` could not read shows its error: nothing
+                // to write.
+                None | Some(Given::Null) => {}
+                Some(Given::Map(m)) if m.len() == 1 && m[0].0 == "__error" => {}
+                Some(g) => later.push((f, g.clone())),
+            }
+            continue;
         }
         let bit_field = crate::bits::is_bit_field(f);
         if unaligned && !bit_field {
@@ -157,6 +175,16 @@ fn write_type(
             frame.fields.push((intern(&f.id), DynValue::Int(0)));
             continue;
         }
+        // The offset of a positional instance the writer places, left out of the JSON:
+        // written once the instance's place is chosen.
+        let places = placed
+            .iter()
+            .find(|(_, p)| p.holder == f.id && p.path == f.id);
+        if let (None, Some((inst, _))) = (g, places) {
+            pending.push(hold_length(w, &frame, f, (inst, 0), &fp)?);
+            frame.fields.push((intern(&f.id), DynValue::Int(0)));
+            continue;
+        }
         let g = match (g, &f.kind) {
             (Some(g), _) => g.clone(),
             (None, FieldKind::Contents(c)) => Given::Str(hex(c)),
@@ -182,6 +210,32 @@ fn write_type(
         frame.fields.push((intern(&f.id), v));
     }
     let size = (w.len() - start) as u64;
+    for (f, g) in later {
+        let fp = join(path, &f.id);
+        let held = pending.iter().position(|p| p.target == f.id);
+        let held = held.map(|i| pending.swap_remove(i));
+        let v = write_positional(
+            s,
+            w,
+            &mut frame,
+            (f, &g, &fp),
+            placed.get(&f.id),
+            held,
+            depth,
+        )?;
+        frame.fields.push((intern(&f.id), v));
+    }
+    if !later_is_sorted(t, &frame) {
+        let rank = |k: &str| t.fields.iter().position(|f| f.id == k);
+        frame.fields.sort_by_key(|(k, _)| rank(k));
+    }
+    // Value instances, as the reader gives them (an expression of the enclosing type may
+    // read them: `header.has_table`); one that cannot be computed is left out.
+    for i in 0..t.instances.len() {
+        if let Ok(v) = super::eval::instance_value(s, &frame, i, None) {
+            frame.fields.push((intern(&t.instances[i].id), v));
+        }
+    }
     let Frame { fields, .. } = frame;
     let names: Vec<&'static str> = fields.iter().map(|(k, _)| *k).collect();
     Ok(DynStruct {
@@ -189,6 +243,7 @@ fn write_type(
         spans: vec![None; fields.len()],
         elem_spans: vec![Vec::new(); fields.len()],
         bit_spans: Vec::new(),
+        errors: Vec::new(),
         stream: None,
         members: fields,
         hidden: Vec::new(),
@@ -268,6 +323,114 @@ fn without_size(f: &Field) -> Field {
         _ => {}
     }
     g
+}
+
+/// The bytes of a user type written in a substream of its own (`inner`), its positional
+/// instances laid out in it: in a substream of `size` bytes, over the zero bytes that pad
+/// the type's fields to that size (an instance may lie in the bytes the type does not read);
+/// instances of the whole output (`io: _root._io`) move to `w`, laid out by the root.
+fn stream_bytes(
+    s: &Trees<'_>,
+    mut inner: ByteWriter,
+    w: &mut ByteWriter,
+    size: Option<usize>,
+    fp: &str,
+) -> W<Vec<u8>> {
+    inner.align_to_byte();
+    let whole = s.types.iter().any(|t| {
+        t.fields
+            .iter()
+            .any(|f| f.at.as_ref().is_some_and(|a| a.whole))
+    });
+    match size {
+        Some(n) if !whole && inner.len() < n => {
+            let pad = vec![0u8; n - inner.len()];
+            inner
+                .lay_out_positional(&pad)
+                .map_err(|e| format!("{fp}: {e}"))?;
+            Ok(inner.into_bytes())
+        }
+        _ => inner.into_stream_bytes(w).map_err(|e| format!("{fp}: {e}")),
+    }
+}
+
+/// Whether expression `e` reads `_io` (of the type or of a value), which a writer does not
+/// know before the bytes are placed.
+fn uses_io(e: &SrcExpr) -> bool {
+    let mut found = false;
+    crate::instances::visit(&e.expr, &mut |x| match x {
+        crate::expr::Expr::Name(n) | crate::expr::Expr::Attr(_, n) if n == "_io" => {
+            found = true;
+        }
+        _ => {}
+    });
+    found
+}
+
+/// Whether the members written so far are in the order of `t`'s fields.
+fn later_is_sorted(t: &TypeDef, frame: &Frame<'_>) -> bool {
+    let mut at = 0;
+    for (k, _) in &frame.fields {
+        match t.fields[at..].iter().position(|f| f.id == *k) {
+            Some(j) => at += j + 1,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Writes positional instance `f` (value `g`, path `fp`) of the type written in `w`, queued
+/// to be laid out with the stream it reads from (the root's output, or the substream of the
+/// sized, processed or terminated type holding it): at its `pos`, evaluated over the fields
+/// written; or, when the writer places it (`placed`) and its offset field was left out of
+/// the JSON (`held`), at the first free place after everything written so far, that offset
+/// then written into the field. Errors: a position that is negative or cannot be evaluated,
+/// an instance read from another value's substream (`io: x._io`), the value's own errors.
+fn write_positional(
+    s: &Trees<'_>,
+    w: &mut ByteWriter,
+    frame: &mut Frame<'_>,
+    (f, g, fp): (&Field, &Given, &str),
+    placed: Option<&crate::derive::Placed>,
+    held: Option<Pending>,
+    depth: usize,
+) -> W<DynValue> {
+    let Some(at) = &f.at else {
+        return Err(format!("{fp}: not a positional instance"));
+    };
+    if at.io_of.is_some() {
+        return Err(format!(
+            "{fp}: a positional instance read from another value's substream (`io:`) is not written by encode"
+        ));
+    }
+    let what = intern(&f.key_path);
+    let bad = |e: statepack_runtime::io::EncodeError| format!("{fp}: {e}");
+    if let (Some(p), Some(held)) = (placed, held) {
+        let mut tmp = ByteWriter::new();
+        let v = write_field(s, &mut tmp, frame, f, g, fp, depth, None)?;
+        let bytes = tmp.into_stream_bytes(w).map_err(bad)?;
+        let pos = w
+            .derive_position(None, &bytes, p.step, p.offset, 0)
+            .map_err(bad)?;
+        let n = (pos - p.offset) / p.step;
+        let len = held.len;
+        held.settle(w, n)?;
+        if let Some(slot) = frame.fields.iter_mut().find(|(k, _)| *k == len) {
+            slot.1 = DynValue::Int(n);
+        }
+        let mut iw = w.instance_writer(pos, at.whole).map_err(bad)?;
+        iw.write_bytes(&bytes);
+        w.place_derived(iw, what);
+        return Ok(v);
+    }
+    let pos = {
+        let sc = Scope::plain(s, frame, None);
+        eval_int(&at.pos, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", at.pos.src))?
+    };
+    let mut iw = w.instance_writer(pos, at.whole).map_err(bad)?;
+    let v = write_field(s, &mut iw, frame, f, g, fp, depth, None)?;
+    w.place(iw, what);
+    Ok(v)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -460,6 +623,9 @@ fn write_elem(
     let ev_int = |e: &SrcExpr| eval_int(e, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
     let size_of = |sz: Option<&Size>| -> W<Option<usize>> {
         match sz {
+            // A size over `_io` (`_io.size - _io.pos - 8`) is not known while writing: the
+            // value's own length is its size (the caller's re-read checks it).
+            Some(Size::Expr(e)) if uses_io(e) => Ok(None),
             Some(Size::Expr(e)) => {
                 let n = ev_int(e)?;
                 usize::try_from(n)
@@ -517,7 +683,9 @@ fn write_elem(
                 }
             };
             inner.align_to_byte();
-            let data = inner.into_bytes();
+            let data = inner
+                .into_stream_bytes(w)
+                .map_err(|e| format!("{fp}: {e}"))?;
             let key: Vec<u8>;
             let p = match &f.process {
                 Some(Process::Zlib) => Processor::Zlib,
@@ -578,20 +746,24 @@ fn write_elem(
                 .ok_or_else(|| format!("{fp}: no type `{name}`"))?;
             let params = args(s, &sc, f, name, fp)?;
             let n = size_of(size.as_ref())?;
+            let io_sized = matches!(size, Some(Size::Expr(e)) if uses_io(e));
+            if f.term.is_none() && n.is_none() && !io_sized {
+                // In the enclosing stream: its positional instances are laid out with it.
+                if !w.bit_len().is_multiple_of(8) {
+                    return Err(format!(
+                        "{fp}: a user type that starts inside a byte is not written by encode"
+                    ));
+                }
+                let v = write_type(s, w, t, g, params, fp, depth + 1, None)?;
+                return Ok(DynValue::Struct(Arc::new(v)));
+            }
             let mut inner = ByteWriter::new();
             // A terminated field's type sees only the bytes before its terminator and padding.
             let inner_room = if f.term.is_some() { None } else { n };
             let v = write_type(s, &mut inner, t, g, params, fp, depth + 1, inner_room)?;
-            let need_align = n.is_some() || f.term.is_some();
-            if need_align {
-                inner.align_to_byte();
-            }
-            let b = inner.into_bytes();
-            if f.term.is_some() || n.is_some() {
-                put_sized(w, f, &b, n, room, fp)?;
-            } else {
-                write_unaligned(w, &b, v.size, fp)?;
-            }
+            let n = if f.term.is_some() { None } else { n };
+            let b = stream_bytes(s, inner, w, n, fp)?;
+            put_sized(w, f, &b, n, room, fp)?;
             Ok(DynValue::Struct(Arc::new(v)))
         }
         FieldKind::Switch {
@@ -642,8 +814,7 @@ fn write_elem(
             let n = size_of(size.as_ref())?;
             let mut inner = ByteWriter::new();
             let v = write_type(s, &mut inner, t, g, params, fp, depth + 1, n)?;
-            inner.align_to_byte();
-            let b = inner.into_bytes();
+            let b = stream_bytes(s, inner, w, n, fp)?;
             put_sized(w, f, &b, n, room, fp)?;
             Ok(DynValue::Struct(Arc::new(v)))
         }
@@ -716,8 +887,6 @@ fn write_number(
     }
 }
 
-/// Writes a user type's bytes that were encoded on their own: whole bytes straight, a type
-/// that ends inside a byte (bit fields) is refused.
 /// Writes integer `raw` in `bytes` bytes (two's complement when `signed`) in byte order
 /// `endian` (not [`Endian::Computed`]: the caller resolves it). Errors: `raw` out of the
 /// type's range, named by `fp`.
@@ -779,16 +948,6 @@ fn put_float(w: &mut ByteWriter, g: &Given, bytes: u8, endian: Endian, fp: &str)
     } else {
         x
     }))
-}
-
-fn write_unaligned(w: &mut ByteWriter, b: &[u8], _size: u64, fp: &str) -> W<()> {
-    if !w.bit_len().is_multiple_of(8) {
-        return Err(format!(
-            "{fp}: a user type that starts inside a byte is not written by encode"
-        ));
-    }
-    w.write_bytes(b);
-    Ok(())
 }
 
 /// Writes `value` with the field's terminator and padding. Without a size: the value, then
