@@ -644,3 +644,59 @@ fn nested_value_instances_sizes_over_io_and_sizeof_are_written() {
     round_trip(&s, &[2, 7, 1]);
     round_trip(&s, &[3, 7, 1]);
 }
+
+/// A positional instance too large to hold back whole is read again once it is known to
+/// read (every element handed over once, nothing of a failed one): one that fails after
+/// many elements shows its error only.
+#[test]
+fn large_positional_instances_are_shown_whole_or_by_their_error() {
+    let s = schema(
+        "meta:\n  id: big\n  endian: le\nseq:\n  - id: n\n    type: u2\ninstances:\n  all:\n    pos: 0\n    type: u1\n    repeat: eos\n  pairs:\n    pos: 0\n    type: u2\n    repeat: expr\n    repeat-expr: n * 2\n",
+    );
+    let mut bytes = vec![0u8; 40_000];
+    bytes[0] = 0x98;
+    bytes[1] = 0x3a; // n = 15,000: 30,000 pairs, 60,000 bytes, more than the file has
+    let mut shown = Events {
+        errors: interp::InstanceErrors::Show,
+        ..Events::default()
+    };
+    interp::stream(&s, &bytes, &mut shown).expect("shown, not failed");
+    let elements = shown
+        .log
+        .iter()
+        .filter(|l| l.starts_with("Element("))
+        .count();
+    assert_eq!(elements, 40_000);
+    let at = shown
+        .log
+        .iter()
+        .position(|l| l == "Member(\"pairs\", Field)")
+        .expect("pairs shown");
+    assert!(
+        shown.log[at + 1].starts_with("error ") && shown.log[at + 2] != "list",
+        "{:?}",
+        &shown.log[at..]
+    );
+    // Through the tree, the failure is that member's error.
+    let root = interp::decode(&s, &bytes).expect("reads");
+    assert!(root.error_of("pairs").is_some());
+    let Some(DynValue::List(all)) = root.get("all") else {
+        panic!("all")
+    };
+    assert_eq!(all.len(), 40_000);
+}
+
+/// A trailer at `_io.size - k` goes after everything else written, so that the stream ends
+/// `k` bytes after it; in a sized substream it is `k` bytes before the substream's end.
+#[test]
+fn trailers_from_the_end_of_the_stream_are_placed_there() {
+    let s = schema(
+        "meta:\n  id: tr\n  endian: le\nseq:\n  - id: n\n    type: u1\n  - id: body\n    size: n\n  - id: box\n    type: boxed\n    size: 4\ninstances:\n  footer:\n    pos: _io.size - 4\n    type: foot\ntypes:\n  foot:\n    seq:\n      - id: magic\n        contents: FT\n      - id: v\n        type: u2\n  boxed:\n    seq:\n      - id: a\n        type: u1\n    instances:\n      last:\n        pos: _io.size - 1\n        type: u1\n",
+    );
+    let bytes = [2, 0xaa, 0xbb, 1, 0, 0, 9, b'F', b'T', 7, 0];
+    let mut g = round_trip(&s, &bytes);
+    edit(&mut g, &[], "n", Some(Given::Int(3)));
+    edit(&mut g, &[], "body", Some(Given::Str("010203".into())));
+    let (out, _) = interp::encode(&s, &g).unwrap();
+    assert_eq!(out, [3, 1, 2, 3, 1, 0, 0, 9, b'F', b'T', 7, 0]);
+}

@@ -196,7 +196,7 @@ pub(crate) struct Out<'o> {
     errors: InstanceErrors,
     /// The events of positional instances being read, held back until each has read
     /// whole (innermost last; see [`Event`]).
-    held: RefCell<Vec<Vec<Event>>>,
+    held: RefCell<Vec<Held>>,
     /// Which fields are kept once written.
     plan: Plan,
     /// Fields being read that are kept whole ([`Keep::Whole`]): inside them nothing is dropped.
@@ -204,6 +204,19 @@ pub(crate) struct Out<'o> {
     /// The sink's error, which ended the read.
     failed: RefCell<Option<std::io::Error>>,
 }
+
+/// The events held back for one positional instance being read ([`Interp::read_held`]).
+#[derive(Default)]
+struct Held {
+    events: Vec<Event>,
+    /// More than [`HELD_EVENTS`] came: none are kept, and the instance is read again
+    /// once it is known to read, its events then handed on as they come.
+    overflow: bool,
+}
+
+/// The most events held back for one positional instance (a few MiB): a larger instance is
+/// read twice rather than held, so memory stays within what the output keeps.
+const HELD_EVENTS: usize = 1 << 15;
 
 /// What was read of a value whose reading failed (see [`decode_partial`]).
 struct Partial {
@@ -328,8 +341,14 @@ impl<'s> Interp<'s> {
         {
             let mut held = o.held.borrow_mut();
             if let Some(top) = held.last_mut() {
-                // A recorder does not fail.
-                let _ = f(&mut Recorder(top));
+                if !top.overflow {
+                    // A recorder does not fail.
+                    let _ = f(&mut Recorder(&mut top.events));
+                    if top.events.len() > HELD_EVENTS {
+                        top.overflow = true;
+                        top.events = Vec::new();
+                    }
+                }
                 return Ok(());
             }
         }
@@ -352,7 +371,9 @@ impl<'s> Interp<'s> {
 
     /// Reads positional instance `f` with the sink's events held back until it has read
     /// whole (then handed on), so that nothing of an instance that fails reaches the sink
-    /// and the instance is read once.
+    /// and the instance is read once (twice when it hands over more than [`HELD_EVENTS`]
+    /// events: then they are not held, and once it is known to read it is read again with
+    /// its events handed on as they come).
     fn read_held(
         &self,
         r: &mut ByteReader<'_>,
@@ -363,15 +384,22 @@ impl<'s> Interp<'s> {
         let Some(o) = &self.out else {
             return self.read_field_kept(r, frame, f, keep);
         };
-        o.held.borrow_mut().push(Vec::new());
+        o.held.borrow_mut().push(Held::default());
         let res = self.read_field_kept(r, frame, f, keep);
-        let events = o.held.borrow_mut().pop().unwrap_or_default();
-        if res.is_ok() {
-            for ev in events {
-                self.emit(|s| ev.replay(s))?;
+        let held = o.held.borrow_mut().pop().unwrap_or_default();
+        match res {
+            Ok(_) if held.overflow => {
+                drop(res);
+                self.read_field_kept(r, frame, f, keep)
             }
+            Ok(x) => {
+                for ev in held.events {
+                    self.emit(|s| ev.replay(s))?;
+                }
+                Ok(x)
+            }
+            Err(e) => Err(e),
         }
-        res
     }
 
     /// What a streaming read keeps of field `i` of `t` once it is written to the sink

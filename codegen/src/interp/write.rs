@@ -210,19 +210,15 @@ fn write_type(
         frame.fields.push((intern(&f.id), v));
     }
     let size = (w.len() - start) as u64;
+    // Instances placed from the end of the stream (`pos: _io.size - 26`) go last, after
+    // everything else is queued.
+    later.sort_by_key(|(f, _)| f.at.as_ref().is_some_and(|a| uses_io(&a.pos)));
     for (f, g) in later {
         let fp = join(path, &f.id);
         let held = pending.iter().position(|p| p.target == f.id);
         let held = held.map(|i| pending.swap_remove(i));
-        let v = write_positional(
-            s,
-            w,
-            &mut frame,
-            (f, &g, &fp),
-            placed.get(&f.id),
-            held,
-            depth,
-        )?;
+        let what = (f, &g, fp.as_str(), room);
+        let v = write_positional(s, w, &mut frame, what, placed.get(&f.id), held, depth)?;
         frame.fields.push((intern(&f.id), v));
     }
     if !later_is_sorted(t, &frame) {
@@ -354,6 +350,20 @@ fn stream_bytes(
     }
 }
 
+/// `k` of a position `_io.size - k` (`k` a literal): `k` bytes before the end of the stream.
+fn from_end(e: &SrcExpr) -> Option<i128> {
+    use crate::expr::{BinOp, Expr};
+    let Expr::Binary(BinOp::Sub, a, b) = &e.expr else {
+        return None;
+    };
+    match (&**a, &**b) {
+        (Expr::Attr(io, size), Expr::Int(k)) if size == "size" && *k >= 0 => {
+            matches!(&**io, Expr::Name(n) if n == "_io").then_some(*k)
+        }
+        _ => None,
+    }
+}
+
 /// Whether expression `e` reads `_io` (of the type or of a value), which a writer does not
 /// know before the bytes are placed.
 fn uses_io(e: &SrcExpr) -> bool {
@@ -384,13 +394,17 @@ fn later_is_sorted(t: &TypeDef, frame: &Frame<'_>) -> bool {
 /// sized, processed or terminated type holding it): at its `pos`, evaluated over the fields
 /// written; or, when the writer places it (`placed`) and its offset field was left out of
 /// the JSON (`held`), at the first free place after everything written so far, that offset
-/// then written into the field. Errors: a position that is negative or cannot be evaluated,
-/// an instance read from another value's substream (`io: x._io`), the value's own errors.
+/// then written into the field. A position `_io.size - k` (a trailer, such as a footer at
+/// the end of the file) is `size - k` in a substream of known `size` (`room`), else the end
+/// of everything written so far, the instance's bytes padded with zeros to `k`, so that the
+/// stream ends `k` bytes after it. Errors: a position that is negative or cannot be
+/// evaluated, a trailer longer than `k`, an instance read from another value's substream
+/// (`io: x._io`), the value's own errors.
 fn write_positional(
     s: &Trees<'_>,
     w: &mut ByteWriter,
     frame: &mut Frame<'_>,
-    (f, g, fp): (&Field, &Given, &str),
+    (f, g, fp, room): (&Field, &Given, &str, Option<usize>),
     placed: Option<&crate::derive::Placed>,
     held: Option<Pending>,
     depth: usize,
@@ -418,6 +432,28 @@ fn write_positional(
         if let Some(slot) = frame.fields.iter_mut().find(|(k, _)| *k == len) {
             slot.1 = DynValue::Int(n);
         }
+        let mut iw = w.instance_writer(pos, at.whole).map_err(bad)?;
+        iw.write_bytes(&bytes);
+        w.place_derived(iw, what);
+        return Ok(v);
+    }
+    if let Some(k) = from_end(&at.pos) {
+        let mut tmp = ByteWriter::new();
+        let v = write_field(s, &mut tmp, frame, f, g, fp, depth, None)?;
+        let mut bytes = tmp.into_stream_bytes(w).map_err(bad)?;
+        let k = usize::try_from(k).unwrap_or(0);
+        if bytes.len() > k {
+            return Err(format!(
+                "{fp}: {} byte(s) written, but `{}` leaves {k} at the end of the stream",
+                bytes.len(),
+                at.pos.src
+            ));
+        }
+        bytes.resize(k, 0);
+        let pos = match room {
+            Some(n) if !at.whole => n as i128 - k as i128,
+            _ => w.derive_position(None, &bytes, 1, 0, 0).map_err(bad)?,
+        };
         let mut iw = w.instance_writer(pos, at.whole).map_err(bad)?;
         iw.write_bytes(&bytes);
         w.place_derived(iw, what);
