@@ -700,3 +700,19 @@ fn trailers_from_the_end_of_the_stream_are_placed_there() {
     let (out, _) = interp::encode(&s, &g).unwrap();
     assert_eq!(out, [3, 1, 2, 3, 1, 0, 0, 9, b'F', b'T', 7, 0]);
 }
+
+/// `_io.pos` while writing is the position in the stream being written; bytes no field or
+/// instance reads, between what is written and an instance, are written as zeros.
+#[test]
+fn instance_positions_over_io_pos_are_written_and_gaps_are_zero() {
+    let s = schema(
+        "meta:\n  id: gap\n  endian: le\nseq:\n  - id: ofs\n    type: u1\n  - id: recs\n    type: rec\n    repeat: expr\n    repeat-expr: 2\ntypes:\n  rec:\n    seq:\n      - id: a\n        type: u1\n    instances:\n      next:\n        pos: _io.pos + 1\n        type: u1\ninstances:\n  far:\n    pos: ofs\n    type: u1\n",
+    );
+    let bytes = [6, 10, 20, 30, 0, 0x55, 99];
+    let v = interp::decode(&s, &bytes).unwrap();
+    let g = given_of(&DynValue::Struct(std::sync::Arc::new(v.clone())));
+    let (out, _) = interp::encode(&s, &g).unwrap();
+    assert_eq!(out, [6, 10, 20, 30, 0, 0, 99]);
+    let back = interp::decode(&s, &out).unwrap();
+    assert!(interp::compare(&v, &back).is_ok());
+}

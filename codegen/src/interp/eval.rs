@@ -26,6 +26,26 @@ pub(crate) struct IoState {
     pub eof: bool,
 }
 
+impl IoState {
+    /// `size` of a stream being written: its size and its end are not known yet (only
+    /// `_io.pos` is), so `_io.size` and `_io.eof` are errors there.
+    pub const UNKNOWN: i128 = i128::MIN;
+
+    fn size(&self) -> R<DynValue> {
+        if self.size == Self::UNKNOWN {
+            return Err("`_io.size` is not known while the stream is written".to_owned());
+        }
+        Ok(DynValue::Int(self.size))
+    }
+
+    fn eof(&self) -> R<DynValue> {
+        if self.size == Self::UNKNOWN {
+            return Err("`_io.eof` is not known while the stream is written".to_owned());
+        }
+        Ok(DynValue::Bool(self.eof))
+    }
+}
+
 /// The members of the type being read: `seq` fields read so far, params, value instances
 /// (computed when first used).
 pub(crate) struct Frame<'s> {
@@ -408,8 +428,8 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
             .ok_or_else(|| "`_io` has no value here".to_owned())?;
         match attr {
             "pos" => Ok(DynValue::Int(io.pos)),
-            "size" => Ok(DynValue::Int(io.size)),
-            "eof" => Ok(DynValue::Bool(io.eof)),
+            "size" => io.size(),
+            "eof" => io.eof(),
             other => Err(format!("`_io.{other}` is not interpreted")),
         }
     }
@@ -422,8 +442,8 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
             s.io.ok_or_else(|| "`_io` of this value is not known".to_owned())?;
         match attr {
             "pos" => Ok(DynValue::Int(io.pos)),
-            "size" => Ok(DynValue::Int(io.size)),
-            "eof" => Ok(DynValue::Bool(io.eof)),
+            "size" => io.size(),
+            "eof" => io.eof(),
             other => Err(format!("`_io.{other}` is not interpreted")),
         }
     }

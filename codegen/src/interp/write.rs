@@ -132,18 +132,26 @@ fn write_type(
         std::collections::HashMap::new()
     };
     let mut pending: Vec<Pending> = Vec::new();
-    // Positional instances, written once the `seq` is (their positions may be derived
-    // from where it ends).
+    // Positional instances whose place the writer chooses (after everything written so
+    // far, or at the end of the stream), written once the `seq` is; the others are
+    // written where the reader reads them, so that later fields can use them.
     let mut later: Vec<(&Field, Given)> = Vec::new();
     for f in &t.fields {
         let fp = join(path, &f.id);
-        if f.at.is_some() {
-            match entries.iter().find(|(k, _)| *k == f.id).map(|(_, v)| v) {
+        if let Some(at) = &f.at {
+            let g = match entries.iter().find(|(k, _)| *k == f.id).map(|(_, v)| v) {
                 // An instance `decode --schema` could not read shows its error: nothing
                 // to write.
-                None | Some(Given::Null) => {}
-                Some(Given::Map(m)) if m.len() == 1 && m[0].0 == "__error" => {}
-                Some(g) => later.push((f, g.clone())),
+                None | Some(Given::Null) => continue,
+                Some(Given::Map(m)) if m.len() == 1 && m[0].0 == "__error" => continue,
+                Some(g) => g,
+            };
+            if pending.iter().any(|p| p.target == f.id) || from_end(&at.pos).is_some() {
+                later.push((f, g.clone()));
+            } else {
+                let what = (f, g, fp.as_str(), room);
+                let v = write_positional(s, w, &mut frame, what, None, None, depth)?;
+                frame.fields.push((intern(&f.id), v));
             }
             continue;
         }
@@ -212,7 +220,7 @@ fn write_type(
     let size = (w.len() - start) as u64;
     // Instances placed from the end of the stream (`pos: _io.size - 26`) go last, after
     // everything else is queued.
-    later.sort_by_key(|(f, _)| f.at.as_ref().is_some_and(|a| uses_io(&a.pos)));
+    later.sort_by_key(|(f, _)| f.at.as_ref().is_some_and(|a| from_end(&a.pos).is_some()));
     for (f, g) in later {
         let fp = join(path, &f.id);
         let held = pending.iter().position(|p| p.target == f.id);
@@ -364,15 +372,27 @@ fn from_end(e: &SrcExpr) -> Option<i128> {
     }
 }
 
-/// Whether expression `e` reads `_io` (of the type or of a value), which a writer does not
-/// know before the bytes are placed.
-fn uses_io(e: &SrcExpr) -> bool {
+/// `_io` of the stream `w` writes, `ahead` bytes on: its position (what a reader's `_io.pos`
+/// is there); its size and end are not known yet.
+fn io_here(w: &ByteWriter, ahead: usize) -> Option<super::eval::IoState> {
+    Some(super::eval::IoState {
+        pos: w.io_pos() + ahead as i128,
+        size: super::eval::IoState::UNKNOWN,
+        eof: false,
+    })
+}
+
+/// Whether expression `e` reads `_io.size` or `_io.eof`, which a writer does not know before
+/// the bytes are placed.
+fn uses_io_size(e: &SrcExpr) -> bool {
     let mut found = false;
-    crate::instances::visit(&e.expr, &mut |x| match x {
-        crate::expr::Expr::Name(n) | crate::expr::Expr::Attr(_, n) if n == "_io" => {
-            found = true;
+    crate::instances::visit(&e.expr, &mut |x| {
+        if let crate::expr::Expr::Attr(io, n) = x {
+            let of_io = matches!(&**io, crate::expr::Expr::Name(i) if i == "_io");
+            if of_io && (n == "size" || n == "eof") {
+                found = true;
+            }
         }
-        _ => {}
     });
     found
 }
@@ -460,12 +480,14 @@ fn write_positional(
         return Ok(v);
     }
     let pos = {
-        let sc = Scope::plain(s, frame, None);
+        let sc = Scope::plain(s, frame, io_here(w, 0));
         eval_int(&at.pos, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", at.pos.src))?
     };
     let mut iw = w.instance_writer(pos, at.whole).map_err(bad)?;
     let v = write_field(s, &mut iw, frame, f, g, fp, depth, None)?;
-    w.place(iw, what);
+    // Bytes between the end of what is written and the instance, which no field reads,
+    // are zero.
+    w.place_derived(iw, what);
     Ok(v)
 }
 
@@ -653,7 +675,7 @@ fn write_elem(
         frame,
         elem: None,
         index: index.map(|i| i as i128),
-        io: None,
+        io: io_here(w, 0),
         side: Side::Write,
     };
     let ev_int = |e: &SrcExpr| eval_int(e, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
@@ -661,7 +683,7 @@ fn write_elem(
         match sz {
             // A size over `_io` (`_io.size - _io.pos - 8`) is not known while writing: the
             // value's own length is its size (the caller's re-read checks it).
-            Some(Size::Expr(e)) if uses_io(e) => Ok(None),
+            Some(Size::Expr(e)) if uses_io_size(e) => Ok(None),
             Some(Size::Expr(e)) => {
                 let n = ev_int(e)?;
                 usize::try_from(n)
@@ -723,6 +745,16 @@ fn write_elem(
                 .into_stream_bytes(w)
                 .map_err(|e| format!("{fp}: {e}"))?;
             let key: Vec<u8>;
+            // Processor arguments are evaluated after the stored bytes, as on read (`xor`,
+            // `rol` and `ror` store as many bytes as they are given).
+            let sc = Scope {
+                io: io_here(w, data.len()),
+                elem: None,
+                index: index.map(|i| i as i128),
+                ..Scope::plain(s, frame, None)
+            };
+            let ev_int =
+                |e: &SrcExpr| eval_int(e, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
             let p = match &f.process {
                 Some(Process::Zlib) => Processor::Zlib,
                 Some(Process::Xor(ProcArg::Bytes(b))) => Processor::Xor(b),
@@ -782,7 +814,7 @@ fn write_elem(
                 .ok_or_else(|| format!("{fp}: no type `{name}`"))?;
             let params = args(s, &sc, f, name, fp)?;
             let n = size_of(size.as_ref())?;
-            let io_sized = matches!(size, Some(Size::Expr(e)) if uses_io(e));
+            let io_sized = matches!(size, Some(Size::Expr(e)) if uses_io_size(e));
             if f.term.is_none() && n.is_none() && !io_sized {
                 // In the enclosing stream: its positional instances are laid out with it.
                 if !w.bit_len().is_multiple_of(8) {
