@@ -146,6 +146,12 @@ fn write_type(
                 Some(Given::Map(m)) if m.len() == 1 && m[0].0 == "__error" => continue,
                 Some(g) => g,
             };
+            if let Some(c) = f.cond.as_ref().filter(|c| !c.src.contains("_io")) {
+                let sc = Scope::plain(s, &frame, None);
+                if !eval_bool(c, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", c.src))? {
+                    return Err(format!("{fp}: given, but its `if` is false"));
+                }
+            }
             if pending.iter().any(|p| p.target == f.id) || from_end(&at.pos).is_some() {
                 later.push((f, g.clone()));
             } else {
