@@ -140,11 +140,15 @@ fn write_type(
         let fp = join(path, &f.id);
         if let Some(at) = &f.at {
             let g = match entries.iter().find(|(k, _)| *k == f.id).map(|(_, v)| v) {
-                // An instance `decode --schema` could not read shows its error: nothing
-                // to write.
-                None | Some(Given::Null) => continue,
-                Some(Given::Map(m)) if m.len() == 1 && m[0].0 == "__error" => continue,
-                Some(g) => g,
+                // Left out, absent, or an instance `decode --schema` could not read (shown
+                // as its error): nothing to write.
+                None | Some(Given::Null) => None,
+                Some(Given::Map(m)) if m.len() == 1 && m[0].0 == "__error" => None,
+                Some(g) => Some(g),
+            };
+            let Some(g) = g else {
+                frame.fields.push((intern(&f.id), DynValue::Null));
+                continue;
             };
             if let Some(c) = f.cond.as_ref().filter(|c| !c.src.contains("_io")) {
                 let sc = Scope::plain(s, &frame, None);
