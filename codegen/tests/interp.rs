@@ -522,3 +522,197 @@ fn failing_instances_are_shown_null_or_fatal_as_the_sink_asks() {
         Some(&DynValue::Null)
     );
 }
+
+/// A value as `decode --schema` prints it, as the writer takes it back: bytes as hex, an
+/// enum by name, each member of a type (an instance that failed left out).
+fn given_of(v: &DynValue) -> Given {
+    match v {
+        DynValue::Null => Given::Null,
+        DynValue::Bool(b) => Given::Bool(*b),
+        DynValue::Int(i) => Given::Int(*i),
+        DynValue::Float(x) => Given::Float(*x),
+        DynValue::Str(s) => Given::Str(s.clone()),
+        DynValue::Bytes(b) => Given::Str(b.iter().map(|x| format!("{x:02x}")).collect()),
+        DynValue::Enum(e) => match e.name {
+            Some(n) => Given::Str(n.to_owned()),
+            None => Given::Int(e.value),
+        },
+        DynValue::List(items) => Given::List(items.iter().map(given_of).collect()),
+        DynValue::Struct(s) => Given::Map(
+            s.members
+                .iter()
+                .filter(|(k, _)| s.error_of(k).is_none())
+                .map(|(k, v)| ((*k).to_owned(), given_of(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// `given` with member `key` of the object at `path` (member names) replaced by `value`
+/// (`None`: left out).
+fn edit(given: &mut Given, path: &[&str], key: &str, value: Option<Given>) {
+    let Given::Map(m) = given else {
+        panic!("not an object: {given:?}")
+    };
+    if let Some((first, rest)) = path.split_first() {
+        let (_, inner) = m.iter_mut().find(|(k, _)| k == first).expect("member");
+        return edit(inner, rest, key, value);
+    }
+    match value {
+        Some(v) => match m.iter_mut().find(|(k, _)| k == key) {
+            Some(slot) => slot.1 = v,
+            None => m.push((key.to_owned(), v)),
+        },
+        None => m.retain(|(k, _)| k != key),
+    }
+}
+
+/// Decodes `bytes`, writes the value back, and requires the same bytes.
+fn round_trip(s: &statepack_codegen::typed::Checked, bytes: &[u8]) -> Given {
+    let v = interp::decode(s, bytes).unwrap_or_else(|e| panic!("decode: {e}"));
+    let g = given_of(&DynValue::Struct(std::sync::Arc::new(v)));
+    let (out, _) = interp::encode(s, &g).unwrap_or_else(|e| panic!("encode: {e}"));
+    assert_eq!(out, bytes, "written back");
+    g
+}
+
+#[test]
+fn positional_instances_are_written_at_their_position_or_one_the_writer_derives() {
+    let s = schema(
+        "meta:\n  id: idx\n  endian: le\nseq:\n  - id: ofs_index\n    type: u4\n  - id: count\n    type: u1\n  - id: body\n    size: count\ninstances:\n  index:\n    pos: ofs_index\n    type: strz\n    encoding: ASCII\n",
+    );
+    let bytes = [6, 0, 0, 0, 1, 0xaa, b'h', b'i', 0];
+    let mut g = round_trip(&s, &bytes);
+    // The body grows over where the index was, and the offset is left out: the writer
+    // places the index after the body and writes its offset.
+    edit(&mut g, &[], "count", Some(Given::Int(3)));
+    edit(&mut g, &[], "body", Some(Given::Str("aabbcc".into())));
+    edit(&mut g, &[], "index", Some(Given::Str("hello".into())));
+    edit(&mut g, &[], "ofs_index", None);
+    let (out, _) = interp::encode(&s, &g).unwrap();
+    assert_eq!(out, b"\x08\x00\x00\x00\x03\xaa\xbb\xcchello\x00");
+    let back = interp::decode(&s, &out).unwrap();
+    assert_eq!(back.get("ofs_index"), Some(&DynValue::Int(8)));
+    assert_eq!(back.get("index"), Some(&DynValue::Str("hello".into())));
+    // Given, the offset is kept: an index that now overlaps the body is refused, by name.
+    edit(&mut g, &[], "ofs_index", Some(Given::Int(5)));
+    let e = interp::encode(&s, &g).unwrap_err();
+    assert!(
+        e.contains("`instances.index`") && e.contains("overlaps"),
+        "{e}"
+    );
+}
+
+#[test]
+fn positional_instances_of_nested_types_are_written_in_their_stream() {
+    // An entry list whose data lies after it (at offsets from the start of the file), and a
+    // sized type whose instance lies in its own substream.
+    let s = schema(
+        "meta:\n  id: dir\n  endian: le\nseq:\n  - id: n\n    type: u1\n  - id: entries\n    type: entry\n    repeat: expr\n    repeat-expr: n\n  - id: blob\n    type: blob\n    size: 4\ntypes:\n  entry:\n    seq:\n      - id: ofs\n        type: u1\n      - id: len\n        type: u1\n    instances:\n      data:\n        pos: ofs\n        size: len\n  blob:\n    seq:\n      - id: tag\n        type: u1\n    instances:\n      last:\n        pos: 3\n        type: u1\n",
+    );
+    let bytes = [2, 9, 2, 11, 1, 7, 0, 0, 5, 0x11, 0x22, 0x33];
+    let mut g = round_trip(&s, &bytes);
+    // An edited value in place.
+    edit(&mut g, &["blob"], "last", Some(Given::Int(6)));
+    let Given::Map(m) = &mut g else { panic!() };
+    let (_, Given::List(entries)) = m.iter_mut().find(|(k, _)| k == "entries").unwrap() else {
+        panic!()
+    };
+    edit(&mut entries[1], &[], "data", Some(Given::Str("44".into())));
+    let (out, _) = interp::encode(&s, &g).unwrap();
+    assert_eq!(out, [2, 9, 2, 11, 1, 7, 0, 0, 6, 0x11, 0x22, 0x44]);
+}
+
+#[test]
+fn nested_value_instances_sizes_over_io_and_sizeof_are_written() {
+    // A value instance of a nested type decides a later field; a size over `_io` is the
+    // value's own length; `_sizeof` of a field is its static size.
+    let s = schema(
+        "meta:\n  id: vi\n  endian: le\nseq:\n  - id: hdr\n    type: hdr\n  - id: table\n    size: 2\n    if: hdr.has_table\n  - id: rest\n    size: hdr.total - hdr._sizeof\n  - id: body\n    size: _io.size - _io.pos - 2\n  - id: crc\n    type: u2\ntypes:\n  hdr:\n    seq:\n      - id: flags\n        type: u1\n      - id: total\n        type: u1\n    instances:\n      has_table:\n        value: flags & 1 == 1\n",
+    );
+    let bytes = [1, 3, 0xaa, 0xbb, 0x77, 9, 9, 9, 1, 2];
+    let mut g = round_trip(&s, &bytes);
+    round_trip(&s, &[0, 2, 9, 1, 2]);
+    edit(&mut g, &[], "body", Some(Given::Str("0102030405".into())));
+    let (out, _) = interp::encode(&s, &g).unwrap();
+    assert_eq!(out, [1, 3, 0xaa, 0xbb, 0x77, 1, 2, 3, 4, 5, 1, 2]);
+    // A number-type switch case and a user-type case, by the switch value.
+    let s = schema(
+        "meta:\n  id: sw\n  endian: le\nseq:\n  - id: tag\n    type: u1\n  - id: v\n    type:\n      switch-on: tag\n      cases:\n        1: u1\n        2: u2\n        3: pair\ntypes:\n  pair:\n    seq:\n      - id: a\n        type: u1\n      - id: b\n        type: u1\n",
+    );
+    round_trip(&s, &[1, 7]);
+    round_trip(&s, &[2, 7, 1]);
+    round_trip(&s, &[3, 7, 1]);
+}
+
+/// A positional instance too large to hold back whole is read again once it is known to
+/// read (every element handed over once, nothing of a failed one): one that fails after
+/// many elements shows its error only.
+#[test]
+fn large_positional_instances_are_shown_whole_or_by_their_error() {
+    let s = schema(
+        "meta:\n  id: big\n  endian: le\nseq:\n  - id: n\n    type: u2\ninstances:\n  all:\n    pos: 0\n    type: u1\n    repeat: eos\n  pairs:\n    pos: 0\n    type: u2\n    repeat: expr\n    repeat-expr: n * 2\n",
+    );
+    let mut bytes = vec![0u8; 40_000];
+    bytes[0] = 0x98;
+    bytes[1] = 0x3a; // n = 15,000: 30,000 pairs, 60,000 bytes, more than the file has
+    let mut shown = Events {
+        errors: interp::InstanceErrors::Show,
+        ..Events::default()
+    };
+    interp::stream(&s, &bytes, &mut shown).expect("shown, not failed");
+    let elements = shown
+        .log
+        .iter()
+        .filter(|l| l.starts_with("Element("))
+        .count();
+    assert_eq!(elements, 40_000);
+    let at = shown
+        .log
+        .iter()
+        .position(|l| l == "Member(\"pairs\", Field)")
+        .expect("pairs shown");
+    assert!(
+        shown.log[at + 1].starts_with("error ") && shown.log[at + 2] != "list",
+        "{:?}",
+        &shown.log[at..]
+    );
+    // Through the tree, the failure is that member's error.
+    let root = interp::decode(&s, &bytes).expect("reads");
+    assert!(root.error_of("pairs").is_some());
+    let Some(DynValue::List(all)) = root.get("all") else {
+        panic!("all")
+    };
+    assert_eq!(all.len(), 40_000);
+}
+
+/// A trailer at `_io.size - k` goes after everything else written, so that the stream ends
+/// `k` bytes after it; in a sized substream it is `k` bytes before the substream's end.
+#[test]
+fn trailers_from_the_end_of_the_stream_are_placed_there() {
+    let s = schema(
+        "meta:\n  id: tr\n  endian: le\nseq:\n  - id: n\n    type: u1\n  - id: body\n    size: n\n  - id: box\n    type: boxed\n    size: 4\ninstances:\n  footer:\n    pos: _io.size - 4\n    type: foot\ntypes:\n  foot:\n    seq:\n      - id: magic\n        contents: FT\n      - id: v\n        type: u2\n  boxed:\n    seq:\n      - id: a\n        type: u1\n    instances:\n      last:\n        pos: _io.size - 1\n        type: u1\n",
+    );
+    let bytes = [2, 0xaa, 0xbb, 1, 0, 0, 9, b'F', b'T', 7, 0];
+    let mut g = round_trip(&s, &bytes);
+    edit(&mut g, &[], "n", Some(Given::Int(3)));
+    edit(&mut g, &[], "body", Some(Given::Str("010203".into())));
+    let (out, _) = interp::encode(&s, &g).unwrap();
+    assert_eq!(out, [3, 1, 2, 3, 1, 0, 0, 9, b'F', b'T', 7, 0]);
+}
+
+/// `_io.pos` while writing is the position in the stream being written; bytes no field or
+/// instance reads, between what is written and an instance, are written as zeros.
+#[test]
+fn instance_positions_over_io_pos_are_written_and_gaps_are_zero() {
+    let s = schema(
+        "meta:\n  id: gap\n  endian: le\nseq:\n  - id: ofs\n    type: u1\n  - id: recs\n    type: rec\n    repeat: expr\n    repeat-expr: 2\ntypes:\n  rec:\n    seq:\n      - id: a\n        type: u1\n    instances:\n      next:\n        pos: _io.pos + 1\n        type: u1\ninstances:\n  far:\n    pos: ofs\n    type: u1\n",
+    );
+    let bytes = [6, 10, 20, 30, 0, 0x55, 99];
+    let v = interp::decode(&s, &bytes).unwrap();
+    let g = given_of(&DynValue::Struct(std::sync::Arc::new(v.clone())));
+    let (out, _) = interp::encode(&s, &g).unwrap();
+    assert_eq!(out, [6, 10, 20, 30, 0, 0, 99]);
+    let back = interp::decode(&s, &out).unwrap();
+    assert!(interp::compare(&v, &back).is_ok());
+}

@@ -26,6 +26,26 @@ pub(crate) struct IoState {
     pub eof: bool,
 }
 
+impl IoState {
+    /// `size` of a stream being written: its size and its end are not known yet (only
+    /// `_io.pos` is), so `_io.size` and `_io.eof` are errors there.
+    pub const UNKNOWN: i128 = i128::MIN;
+
+    fn size(&self) -> R<DynValue> {
+        if self.size == Self::UNKNOWN {
+            return Err("`_io.size` is not known while the stream is written".to_owned());
+        }
+        Ok(DynValue::Int(self.size))
+    }
+
+    fn eof(&self) -> R<DynValue> {
+        if self.size == Self::UNKNOWN {
+            return Err("`_io.eof` is not known while the stream is written".to_owned());
+        }
+        Ok(DynValue::Bool(self.eof))
+    }
+}
+
 /// The members of the type being read: `seq` fields read so far, params, value instances
 /// (computed when first used).
 pub(crate) struct Frame<'s> {
@@ -40,6 +60,9 @@ pub(crate) struct Frame<'s> {
     pub busy: Vec<Cell<bool>>,
     /// The bytes each field in `fields` was read from (as `DynStruct::spans`).
     pub spans: Vec<Option<(u64, u64)>>,
+    /// The positional instances that failed on their own (each is null in `fields`): an
+    /// expression that names one fails with its error.
+    pub errors: Vec<(&'static str, statepack_runtime::io::DecodeError)>,
     /// The byte order a `meta.endian` switch decided for numbers of [`Endian::Computed`]
     /// order (`true`: little-endian): this type's own switch, or the one it inherits
     /// through its hidden `__is_le` param. `None` when no switch decides it.
@@ -62,6 +85,7 @@ impl<'s> Frame<'s> {
             fields: Vec::with_capacity(ty.fields.len()),
             spans: Vec::with_capacity(ty.fields.len()),
             params,
+            errors: Vec::new(),
             inst: ty.instances.iter().map(|_| OnceCell::new()).collect(),
             busy: ty.instances.iter().map(|_| Cell::new(false)).collect(),
             is_le: None,
@@ -272,6 +296,9 @@ impl<'a> Scope<'a> {
             _ => {}
         }
         let frame: &'a Frame<'a> = self.frame;
+        if let Some((_, e)) = frame.errors.iter().find(|(k, _)| *k == n) {
+            return Err(format!("instance `{n}` cannot be read: {e}"));
+        }
         if let Some((_, v)) = frame.fields.iter().find(|(k, _)| *k == n) {
             return Ok(Cow::Borrowed(v));
         }
@@ -401,8 +428,8 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
             .ok_or_else(|| "`_io` has no value here".to_owned())?;
         match attr {
             "pos" => Ok(DynValue::Int(io.pos)),
-            "size" => Ok(DynValue::Int(io.size)),
-            "eof" => Ok(DynValue::Bool(io.eof)),
+            "size" => io.size(),
+            "eof" => io.eof(),
             other => Err(format!("`_io.{other}` is not interpreted")),
         }
     }
@@ -415,8 +442,8 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
             s.io.ok_or_else(|| "`_io` of this value is not known".to_owned())?;
         match attr {
             "pos" => Ok(DynValue::Int(io.pos)),
-            "size" => Ok(DynValue::Int(io.size)),
-            "eof" => Ok(DynValue::Bool(io.eof)),
+            "size" => io.size(),
+            "eof" => io.eof(),
             other => Err(format!("`_io.{other}` is not interpreted")),
         }
     }

@@ -72,6 +72,10 @@ pub struct DynStruct {
     /// [`DynStruct::elem_spans`] give them the bytes they touch; fields on whole bytes are
     /// not listed.
     pub bit_spans: Vec<BitSpan>,
+    /// The positional instances that failed to read on their own (their members are
+    /// [`DynValue::Null`]; the dynamic view gives their error, as the generated type's
+    /// view of a `Lazy` member that fails): name and error, with the path from this type.
+    pub errors: Vec<(&'static str, statepack_runtime::io::DecodeError)>,
     /// The bytes of the substream the value was read in (after `size` or `process`), kept
     /// only when the schema reads a positional instance from another value's substream
     /// (`io: X._io`).
@@ -124,6 +128,12 @@ impl DynStruct {
         self.extent.max(self.size)
     }
 
+    /// The error of member `name` when it is a positional instance that failed to read
+    /// (see [`DynStruct::errors`]).
+    pub fn error_of(&self, name: &str) -> Option<&statepack_runtime::io::DecodeError> {
+        self.errors.iter().find(|(n, _)| *n == name).map(|(_, e)| e)
+    }
+
     /// The member named `name`, if the type has one.
     pub fn get(&self, name: &str) -> Option<&DynValue> {
         self.members
@@ -174,6 +184,9 @@ impl Reflect for DynStruct {
     }
 
     fn member(&self, name: &str) -> Option<Value<'_>> {
+        if let Some(e) = self.error_of(name) {
+            return Some(Value::Error(e.clone()));
+        }
         self.get(name).map(DynValue::to_value)
     }
 
@@ -273,6 +286,8 @@ fn compare_value(a: &Value<'_>, b: &Value<'_>, path: &str, depth: usize) -> Resu
         (Value::Str(x), Value::Str(y)) => x == y,
         (Value::Bytes(x), Value::Bytes(y)) => x == y,
         (Value::Enum(x), Value::Enum(y)) => x == y,
+        // Two instances that fail to read: the same when their errors are.
+        (Value::Error(x), Value::Error(y)) => x.kind.to_string() == y.kind.to_string(),
         (Value::List(x), Value::List(y)) => {
             if x.len() != y.len() {
                 return Err(format!("{path}: {} element(s) vs {}", x.len(), y.len()));

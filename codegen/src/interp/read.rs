@@ -3,7 +3,7 @@
 
 use super::eval::{self, enum_value, eval, eval_bool, eval_int, Frame, IoState, Scope, Trees};
 use super::keep::{Keep, Plan};
-use super::stream::{InstanceErrors, Label, MemberKind, Sink, StreamError};
+use super::stream::{Event, InstanceErrors, Label, MemberKind, Recorder, Sink, StreamError};
 use super::{intern, intern_names, unsupported, BitSpan, DynStruct, DynValue};
 use crate::ir::*;
 use crate::typed::{Checked, Side, TypedSchema};
@@ -45,10 +45,18 @@ pub fn decode(schema: &Checked, bytes: &[u8]) -> Result<DynStruct, DecodeError> 
     run(&schema.schema, &schema.typed, bytes, false).0
 }
 
+// Positional instances: those that no expression of the schema names are read after the
+// type's `seq`, each on its own (a failing one is that member's error, `Value::Error` in
+// the dynamic view, as the generated `Lazy<T>` members give it); those some expression
+// names are read where the analysis of `crate::instances` orders them, before the first
+// field that needs them, as the generated reader reads them.
+
 /// Reads as [`decode`] does and, when reading fails, also gives what was read before the
 /// error: `(tree, error)`.
 ///
-/// - A file that decodes gives `(Some(root), None)`, the value [`decode`] returns.
+/// - A file that decodes gives `(Some(root), None)`, the value [`decode`] returns, except
+///   that every positional instance that fails is kept as that member's error (null, and
+///   `Value::Error` in the dynamic view) rather than failing the file.
 /// - A file that does not gives `(partial, Some(error))`, the error [`decode`] returns. The
 ///   partial tree holds, in each type on the error's field path, the `seq` fields read
 ///   before the failing one, then the failing field itself: a list with the elements read
@@ -87,7 +95,7 @@ pub fn stream<'o>(
 ) -> Result<DynStruct, StreamError> {
     let out = Out {
         errors: sink.instance_errors(),
-        muted: Cell::new(0),
+        held: RefCell::new(Vec::new()),
         sink: RefCell::new(sink),
         plan: Plan::new(&schema.schema),
         whole: Cell::new(0),
@@ -141,6 +149,7 @@ fn run_with<'o>(
     it.out = out;
     if keep {
         it.partial = Some(RefCell::new(None));
+        it.tree_errors = InstanceErrors::Show;
     }
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
@@ -185,9 +194,9 @@ pub(crate) struct Out<'o> {
     sink: RefCell<&'o mut (dyn Sink + Send)>,
     /// What the sink wants done with an instance that fails.
     errors: InstanceErrors,
-    /// Reads under way whose events are held back (the first read of a positional
-    /// instance with [`InstanceErrors::Show`]).
-    muted: Cell<u32>,
+    /// The events of positional instances being read, held back until each has read
+    /// whole (innermost last; see [`Event`]).
+    held: RefCell<Vec<Held>>,
     /// Which fields are kept once written.
     plan: Plan,
     /// Fields being read that are kept whole ([`Keep::Whole`]): inside them nothing is dropped.
@@ -195,6 +204,19 @@ pub(crate) struct Out<'o> {
     /// The sink's error, which ended the read.
     failed: RefCell<Option<std::io::Error>>,
 }
+
+/// The events held back for one positional instance being read ([`Interp::read_held`]).
+#[derive(Default)]
+struct Held {
+    events: Vec<Event>,
+    /// More than [`HELD_EVENTS`] came: none are kept, and the instance is read again
+    /// once it is known to read, its events then handed on as they come.
+    overflow: bool,
+}
+
+/// The most events held back for one positional instance (a few MiB): a larger instance is
+/// read twice rather than held, so memory stays within what the output keeps.
+const HELD_EVENTS: usize = 1 << 15;
 
 /// What was read of a value whose reading failed (see [`decode_partial`]).
 struct Partial {
@@ -222,6 +244,13 @@ pub(crate) struct Interp<'s> {
     partial: Option<RefCell<Option<Partial>>>,
     /// The sink of a streaming read ([`super::stream()`]), `None` for a read into a tree.
     out: Option<Out<'s>>,
+    /// What a read into a tree does with a positional instance that fails: as the
+    /// generated code ([`decode`]), or kept as the member's error ([`decode_partial`]).
+    tree_errors: InstanceErrors,
+    /// For each type (by address) with positional instances that no expression names
+    /// ([`crate::lazy::lazy_instances`], the generated `Lazy<T>` members): which of its
+    /// fields they are. Those are read after the type's `seq`.
+    lazy: HashMap<usize, Vec<bool>>,
 }
 
 fn semantic(at: u64, msg: String) -> DecodeError {
@@ -265,6 +294,15 @@ impl<'s> Interp<'s> {
         // The generator's own minimum sizes, so count checks refuse exactly what the
         // generated code refuses.
         let (min_lens, _) = crate::sizes::min_lens(s);
+        let refs = crate::lazy::schema_refs(s);
+        let mut lazy = HashMap::new();
+        for t in &s.types {
+            let ids = crate::lazy::lazy_instances(s, t, &refs);
+            if !ids.is_empty() {
+                let of: Vec<bool> = t.fields.iter().map(|f| ids.contains(&f.id)).collect();
+                lazy.insert(std::ptr::from_ref(t) as usize, of);
+            }
+        }
         let keep_streams = s.types.iter().any(|t| {
             t.fields
                 .iter()
@@ -278,7 +316,20 @@ impl<'s> Interp<'s> {
             min_lens,
             partial: None,
             out: None,
+            tree_errors: InstanceErrors::AsGenerated,
+            lazy,
         }
+    }
+
+    /// Which fields of `t` are positional instances read after its `seq` (`None` when it
+    /// has none).
+    fn lazy_of(&self, t: &TypeDef) -> Option<&[bool]> {
+        if self.lazy.is_empty() {
+            return None;
+        }
+        self.lazy
+            .get(&(std::ptr::from_ref(t) as usize))
+            .map(Vec::as_slice)
     }
 
     /// Hands an event to the sink of a streaming read (nothing without one). Errors: the
@@ -287,8 +338,19 @@ impl<'s> Interp<'s> {
         let Some(o) = &self.out else {
             return Ok(());
         };
-        if o.muted.get() > 0 {
-            return Ok(());
+        {
+            let mut held = o.held.borrow_mut();
+            if let Some(top) = held.last_mut() {
+                if !top.overflow {
+                    // A recorder does not fail.
+                    let _ = f(&mut Recorder(&mut top.events));
+                    if top.events.len() > HELD_EVENTS {
+                        top.overflow = true;
+                        top.events = Vec::new();
+                    }
+                }
+                return Ok(());
+            }
         }
         let res = {
             let mut sink = o.sink.borrow_mut();
@@ -301,39 +363,43 @@ impl<'s> Interp<'s> {
         })
     }
 
-    /// What this read does with an instance that fails (a read into a tree: as the
-    /// generated dynamic view).
+    /// What this read does with an instance that fails (a read into a tree: as
+    /// [`Interp::tree_errors`] says).
     fn instance_errors(&self) -> InstanceErrors {
-        self.out
-            .as_ref()
-            .map_or(InstanceErrors::AsGenerated, |o| o.errors)
+        self.out.as_ref().map_or(self.tree_errors, |o| o.errors)
     }
 
-    /// With [`InstanceErrors::Show`], reads positional instance `f` once on a copy of the
-    /// reader with the sink's events held back: `Some(error text)` when it fails (the
-    /// caller then shows that instead of reading it), `None` when it reads (or when
-    /// instances are not shown this way).
-    fn probe_instance(
+    /// Reads positional instance `f` with the sink's events held back until it has read
+    /// whole (then handed on), so that nothing of an instance that fails reaches the sink
+    /// and the instance is read once (twice when it hands over more than [`HELD_EVENTS`]
+    /// events: then they are not held, and once it is known to read it is read again with
+    /// its events handed on as they come).
+    fn read_held(
         &self,
-        r: &ByteReader<'_>,
+        r: &mut ByteReader<'_>,
         frame: &Frame<'_>,
         f: &Field,
         keep: Keep,
-    ) -> Option<String> {
-        let o = self.out.as_ref()?;
-        if f.at.is_none() || o.errors != InstanceErrors::Show {
-            return None;
+    ) -> D<Read> {
+        let Some(o) = &self.out else {
+            return self.read_field_kept(r, frame, f, keep);
+        };
+        o.held.borrow_mut().push(Held::default());
+        let res = self.read_field_kept(r, frame, f, keep);
+        let held = o.held.borrow_mut().pop().unwrap_or_default();
+        match res {
+            Ok(_) if held.overflow => {
+                drop(res);
+                self.read_field_kept(r, frame, f, keep)
+            }
+            Ok(x) => {
+                for ev in held.events {
+                    self.emit(|s| ev.replay(s))?;
+                }
+                Ok(x)
+            }
+            Err(e) => Err(e),
         }
-        let mut copy = r.clone();
-        o.muted.set(o.muted.get() + 1);
-        let res = self.read_field_kept(&mut copy, frame, f, keep);
-        o.muted.set(o.muted.get() - 1);
-        let e = res.err()?;
-        Some(if e.path.to_string().is_empty() {
-            format!("byte offset {}: {}", e.offset, e.kind)
-        } else {
-            e.to_string()
-        })
     }
 
     /// What a streaming read keeps of field `i` of `t` once it is written to the sink
@@ -436,6 +502,7 @@ impl<'s> Interp<'s> {
             spans,
             elem_spans: elems,
             bit_spans: Vec::new(),
+            errors: Vec::new(),
             stream: None,
             hidden: Vec::new(),
             size: 0,
@@ -493,9 +560,13 @@ impl<'s> Interp<'s> {
         let mut elem_spans = Vec::with_capacity(t.fields.len());
         let mut bit_spans = Vec::new();
         let mut unaligned = false;
+        let lazy = self.lazy_of(t);
         for (i, f) in t.fields.iter().enumerate() {
+            if lazy.is_some_and(|l| l[i]) {
+                continue;
+            }
             let lists = (&mut elem_spans, &mut bit_spans);
-            self.read_member(r, t, &mut frame, (i, f), &mut unaligned, lists)?;
+            self.read_member(r, t, &mut frame, (i, f, false), &mut unaligned, lists)?;
         }
         // `-sp-sum-of`: the stored sum must be the sum over the list.
         for f in &t.fields {
@@ -533,6 +604,15 @@ impl<'s> Interp<'s> {
         }
         let io = Some(io_of(r));
         let size = r.offset().saturating_sub(type_start);
+        // The positional instances no expression names, asked for by the output (each
+        // member is shown): read now, each on its own, then put in schema order.
+        if let Some(l) = lazy {
+            for (i, f) in t.fields.iter().enumerate().filter(|(i, _)| l[*i]) {
+                let lists = (&mut elem_spans, &mut bit_spans);
+                self.read_member(r, t, &mut frame, (i, f, true), &mut unaligned, lists)?;
+            }
+            in_schema_order(t, &mut frame, &mut elem_spans, &mut bit_spans);
+        }
         let mut inst_values = Vec::with_capacity(t.instances.len());
         for i in 0..t.instances.len() {
             let v = match frame.inst[i].get() {
@@ -545,6 +625,7 @@ impl<'s> Interp<'s> {
             fields,
             params,
             mut spans,
+            errors,
             ..
         } = frame;
         let mut names: Vec<&'static str> = fields.iter().map(|(k, _)| *k).collect();
@@ -599,6 +680,7 @@ impl<'s> Interp<'s> {
             spans,
             elem_spans,
             bit_spans,
+            errors,
             stream: None,
             hidden,
             size,
@@ -610,13 +692,15 @@ impl<'s> Interp<'s> {
 
     /// One member of `t` (field `i`, `f`): aligned as the generated reader aligns it, its
     /// `if`, its value, handed to the sink of a streaming read and kept (in `frame`, with its
-    /// element spans and bits in `lists`) unless the streaming plan drops it.
+    /// element spans and bits in `lists`) unless the streaming plan drops it. `deferred`: a
+    /// positional instance read after the `seq` (see [`decode`]), whose failure is its own
+    /// unless the read is strict.
     fn read_member(
         &self,
         r: &mut ByteReader<'_>,
         t: &TypeDef,
         frame: &mut Frame<'_>,
-        (i, f): (usize, &Field),
+        (i, f, deferred): (usize, &Field, bool),
         unaligned: &mut bool,
         (elem_spans, bit_spans): MemberLists<'_>,
     ) -> D<()> {
@@ -677,17 +761,39 @@ impl<'s> Interp<'s> {
         }
         // Whatever an earlier read handed up is not part of this field.
         self.take_partial();
-        if let Some(m) = self.probe_instance(r, frame, f, keep) {
-            self.emit(|s| s.error(&m))?;
-            if keep != Keep::Drop {
-                frame.spans.push(None);
-                elem_spans.push(Vec::new());
-                frame.fields.push((fid, DynValue::Null));
-            }
-            return Ok(());
-        }
-        let (v, span, elems, ebits) = match self.read_field_kept(r, frame, f, keep) {
+        let isolate = f.at.is_some()
+            && match self.instance_errors() {
+                InstanceErrors::Show => true,
+                InstanceErrors::AsGenerated => deferred,
+                InstanceErrors::Strict => false,
+            };
+        let res = if isolate {
+            self.read_held(r, frame, f, keep)
+        } else {
+            self.read_field_kept(r, frame, f, keep)
+        };
+        let (v, span, elems, ebits) = match res {
             Ok(x) => x,
+            Err(e) if isolate => {
+                self.take_partial();
+                let m = if e.path.to_string().is_empty() {
+                    format!("byte offset {}: {}", e.offset, e.kind)
+                } else {
+                    e.to_string()
+                };
+                if self.instance_errors() == InstanceErrors::Show {
+                    self.emit(|s| s.error(&m))?;
+                } else {
+                    self.emit(|s| s.leaf(&DynValue::Null, None, None))?;
+                }
+                if keep != Keep::Drop {
+                    frame.spans.push(None);
+                    elem_spans.push(Vec::new());
+                    frame.fields.push((fid, DynValue::Null));
+                }
+                frame.errors.push((fid, e.in_field(fid)));
+                return Ok(());
+            }
             Err(e) => {
                 let failing = Some((fid, start, r.offset()));
                 self.keep_failed_type(t, frame, elem_spans, failing);
@@ -1505,6 +1611,52 @@ impl ElemList {
     }
 }
 
+/// Puts the members of a type read so far (`frame`'s fields with their spans, element spans
+/// and bits) in the order of `t`'s fields, after positional instances read after the `seq`.
+fn in_schema_order(
+    t: &TypeDef,
+    frame: &mut Frame<'_>,
+    elem_spans: &mut Vec<Vec<(u64, u64)>>,
+    bit_spans: &mut [BitSpan],
+) {
+    let rank: Vec<usize> = frame
+        .fields
+        .iter()
+        .map(|(k, _)| {
+            t.fields
+                .iter()
+                .position(|f| f.id == *k)
+                .unwrap_or(usize::MAX)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..rank.len()).collect();
+    order.sort_by_key(|&j| rank[j]);
+    if order.iter().enumerate().all(|(a, &b)| a == b) {
+        return;
+    }
+    let mut new_of = vec![0; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        new_of[old] = new;
+    }
+    let mut fields: Vec<Option<(&'static str, DynValue)>> = std::mem::take(&mut frame.fields)
+        .into_iter()
+        .map(Some)
+        .collect();
+    let mut spans = std::mem::take(&mut frame.spans);
+    let mut elems = std::mem::take(elem_spans);
+    for &old in &order {
+        if let Some(x) = fields[old].take() {
+            frame.fields.push(x);
+        }
+        frame.spans.push(spans.get_mut(old).and_then(Option::take));
+        elem_spans.push(elems.get_mut(old).map(std::mem::take).unwrap_or_default());
+    }
+    for b in bit_spans.iter_mut() {
+        b.member = new_of[b.member];
+    }
+    bit_spans.sort_by_key(|b| (b.member, b.element));
+}
+
 fn term_of(t: Option<&TermSpec>) -> Term {
     let t = t.copied().unwrap_or(TermSpec {
         terminator: Some(0),
@@ -1635,5 +1787,33 @@ mod tests {
         let (tree, err) = decode_partial(&schema, &whole);
         assert!(err.is_none());
         assert_eq!(tree, Some(decode(&schema, &whole).expect("whole")));
+    }
+
+    const LAZY: &str = "meta:\n  id: lz\n  endian: le\nseq:\n  - id: n\n    type: u1\n  - id: body\n    size: n\ninstances:\n  far:\n    pos: 100\n    type: u1\n  near:\n    pos: 0\n    type: u1\n  used:\n    pos: 1\n    type: u1\n  twice:\n    value: used * 2\n";
+
+    /// A positional instance that no expression names and that fails to read is that
+    /// member's error (the file still reads, as through the generated `Lazy` member); the
+    /// others read; the members keep the schema's order.
+    #[test]
+    fn an_unnamed_positional_instance_fails_on_its_own() {
+        use statepack_runtime::reflect::{Reflect, Value};
+        let schema = crate::load_checked(LAZY, "lz.ksy", std::path::Path::new("lz.ksy"), &[])
+            .expect("schema");
+        let root = decode(&schema, &[2, 7, 8]).expect("reads");
+        assert_eq!(
+            members(&root),
+            ["n", "body", "far", "near", "used", "twice"]
+        );
+        assert_eq!(root.get("near"), Some(&DynValue::Int(2)));
+        assert_eq!(root.get("twice"), Some(&DynValue::Int(14)));
+        assert_eq!(root.spans[3], Some((0, 1)));
+        let Some(Value::Error(e)) = root.member("far") else {
+            panic!("far: {:?}", root.member("far"))
+        };
+        assert_eq!(e.path.to_string(), "far");
+        // The viewer's read keeps the error too, and gives no error for the file.
+        let (tree, err) = decode_partial(&schema, &[2, 7, 8]);
+        assert!(err.is_none(), "{err:?}");
+        assert!(tree.expect("tree").error_of("far").is_some());
     }
 }

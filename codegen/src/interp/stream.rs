@@ -4,8 +4,9 @@
 //! what the schema's expressions need, not the size of the file.
 //!
 //! The events come in reading order, which is the order `decode --schema` prints: for each
-//! user type, [`Sink::open_struct`], then each `seq` field (positional instances among
-//! them, where the schema lists them) as a [`Label::Member`] key followed by its value, then
+//! user type, [`Sink::open_struct`], then each `seq` field (with the positional instances
+//! that an expression names, where the reader reads them) as a [`Label::Member`] key
+//! followed by its value, then the positional instances no expression names, then
 //! the params written in the schema and the value instances ([`Sink::value`], whole values
 //! computed once the `seq` is read), then the caller's [`Sink::close_struct`]. A value is
 //! [`Sink::leaf`] (a number, a string, bytes, an enum, null), a struct (`open_struct` …
@@ -43,13 +44,16 @@ pub enum MemberKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum InstanceErrors {
     /// As the generated type's dynamic view and [`super::decode`]: a value instance that
-    /// cannot be computed is null, a positional instance that cannot be read fails the read.
+    /// cannot be computed is null; a positional instance that cannot be read fails the read
+    /// when an expression names it, else it is null (its events held back, as with
+    /// [`InstanceErrors::Show`]).
     #[default]
     AsGenerated,
     /// Each instance that fails is handed to the sink as its error ([`Sink::error`], after
     /// its key, in place of its value; it is null in the tree kept) and the read goes on, as
-    /// Kaitai Struct's tools show a failing instance. A positional instance is read once
-    /// with the output held back, so that nothing of a value that then fails is handed over.
+    /// Kaitai Struct's tools show a failing instance. A positional instance is read once,
+    /// its events held back until it has read whole, so that nothing of a value that then
+    /// fails is handed over.
     Show,
     /// The first instance that fails, positional or value, fails the read.
     Strict,
@@ -135,6 +139,80 @@ impl Sink for Check {
         Ok(())
     }
     fn value(&mut self, _: &DynValue) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// One event of a [`Sink`], kept: the events of a positional instance being read, held
+/// until the instance has read whole (then handed on in order) or has failed (then dropped,
+/// and the instance's error handed on instead), so that an instance is read once.
+#[derive(Debug, Clone)]
+pub(crate) enum Event {
+    Key(Label),
+    Open(&'static str),
+    Close(Option<(u64, u64)>),
+    OpenList,
+    CloseList((u64, u64), usize),
+    Leaf(DynValue, Option<(u64, u64)>, Option<(u64, u64)>),
+    Value(DynValue),
+    Error(String),
+}
+
+impl Event {
+    /// Hands this event to `sink`.
+    pub(crate) fn replay(self, sink: &mut dyn Sink) -> io::Result<()> {
+        match self {
+            Event::Key(l) => sink.key(l),
+            Event::Open(t) => sink.open_struct(t),
+            Event::Close(s) => sink.close_struct(s),
+            Event::OpenList => sink.open_list(),
+            Event::CloseList(s, n) => sink.close_list(s, n),
+            Event::Leaf(v, s, b) => sink.leaf(&v, s, b),
+            Event::Value(v) => sink.value(&v),
+            Event::Error(m) => sink.error(&m),
+        }
+    }
+}
+
+/// A [`Sink`] that keeps every event it is given (see [`Event`]).
+pub(crate) struct Recorder<'a>(pub &'a mut Vec<Event>);
+
+impl Sink for Recorder<'_> {
+    fn error(&mut self, message: &str) -> io::Result<()> {
+        self.0.push(Event::Error(message.to_owned()));
+        Ok(())
+    }
+    fn key(&mut self, label: Label) -> io::Result<()> {
+        self.0.push(Event::Key(label));
+        Ok(())
+    }
+    fn open_struct(&mut self, t: &'static str) -> io::Result<()> {
+        self.0.push(Event::Open(t));
+        Ok(())
+    }
+    fn close_struct(&mut self, span: Option<(u64, u64)>) -> io::Result<()> {
+        self.0.push(Event::Close(span));
+        Ok(())
+    }
+    fn open_list(&mut self) -> io::Result<()> {
+        self.0.push(Event::OpenList);
+        Ok(())
+    }
+    fn close_list(&mut self, span: (u64, u64), count: usize) -> io::Result<()> {
+        self.0.push(Event::CloseList(span, count));
+        Ok(())
+    }
+    fn leaf(
+        &mut self,
+        v: &DynValue,
+        span: Option<(u64, u64)>,
+        bits: Option<(u64, u64)>,
+    ) -> io::Result<()> {
+        self.0.push(Event::Leaf(v.clone(), span, bits));
+        Ok(())
+    }
+    fn value(&mut self, v: &DynValue) -> io::Result<()> {
+        self.0.push(Event::Value(v.clone()));
         Ok(())
     }
 }

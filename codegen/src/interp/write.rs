@@ -8,8 +8,11 @@
 //! generated writer derives it (the length of the stored bytes, written in its place once
 //! they are produced). What must be given: every other field whose `if` holds (counts and
 //! lengths included: they are fields like any other), as `decode --schema` prints them.
-//! A field whose `if` is false must be left out or `null`. The caller re-reads the result to
-//! check it ([`super::decode`]); positional instances are refused.
+//! A field whose `if` is false must be left out or `null`. Positional instances are written
+//! after the `seq`, queued at their positions and laid out with the stream they read from
+//! (the runtime's lay-out of the generated writers); the offset of one the generated writer
+//! places itself ([`crate::derive::placed_instances`]) may be left out, and is then chosen
+//! and written. The caller re-reads the result to check it ([`super::decode`]).
 
 use super::eval::{enum_value, eval, eval_bool, eval_int, Frame, Scope, Trees};
 use super::{intern, DynStruct, DynValue};
@@ -59,6 +62,8 @@ pub fn encode(schema: &Checked, given: &Given) -> W<(Vec<u8>, DynStruct)> {
     let trees = Trees::new(&schema.schema, &schema.typed);
     let v = write_type(&trees, &mut w, root, given, params, "", 0, None)?;
     w.align_to_byte();
+    // The positional instances queued by the root and every type written in its stream.
+    w.lay_out_positional(&[]).map_err(|e| e.to_string())?;
     Ok((w.into_bytes(), v))
 }
 
@@ -121,13 +126,44 @@ fn write_type(
     let start = w.len();
     let mut unaligned = false;
     let derived = crate::derive::counts_and_lengths(t);
+    let placed = if t.fields.iter().any(|f| f.at.is_some()) {
+        crate::derive::placed_instances(s, t)
+    } else {
+        std::collections::HashMap::new()
+    };
     let mut pending: Vec<Pending> = Vec::new();
+    // Positional instances whose place the writer chooses (after everything written so
+    // far, or at the end of the stream), written once the `seq` is; the others are
+    // written where the reader reads them, so that later fields can use them.
+    let mut later: Vec<(&Field, Given)> = Vec::new();
     for f in &t.fields {
         let fp = join(path, &f.id);
-        if f.at.is_some() {
-            return Err(format!(
-                "{fp}: positional instances are not written by encode"
-            ));
+        if let Some(at) = &f.at {
+            let g = match entries.iter().find(|(k, _)| *k == f.id).map(|(_, v)| v) {
+                // Left out, absent, or an instance `decode --schema` could not read (shown
+                // as its error): nothing to write.
+                None | Some(Given::Null) => None,
+                Some(Given::Map(m)) if m.len() == 1 && m[0].0 == "__error" => None,
+                Some(g) => Some(g),
+            };
+            let Some(g) = g else {
+                frame.fields.push((intern(&f.id), DynValue::Null));
+                continue;
+            };
+            if let Some(c) = f.cond.as_ref().filter(|c| !c.src.contains("_io")) {
+                let sc = Scope::plain(s, &frame, None);
+                if !eval_bool(c, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", c.src))? {
+                    return Err(format!("{fp}: given, but its `if` is false"));
+                }
+            }
+            if pending.iter().any(|p| p.target == f.id) || from_end(&at.pos).is_some() {
+                later.push((f, g.clone()));
+            } else {
+                let what = (f, g, fp.as_str(), room);
+                let v = write_positional(s, w, &mut frame, what, None, None, depth)?;
+                frame.fields.push((intern(&f.id), v));
+            }
+            continue;
         }
         let bit_field = crate::bits::is_bit_field(f);
         if unaligned && !bit_field {
@@ -157,6 +193,16 @@ fn write_type(
             frame.fields.push((intern(&f.id), DynValue::Int(0)));
             continue;
         }
+        // The offset of a positional instance the writer places, left out of the JSON:
+        // written once the instance's place is chosen.
+        let places = placed
+            .iter()
+            .find(|(_, p)| p.holder == f.id && p.path == f.id);
+        if let (None, Some((inst, _))) = (g, places) {
+            pending.push(hold_length(w, &frame, f, (inst, 0), &fp)?);
+            frame.fields.push((intern(&f.id), DynValue::Int(0)));
+            continue;
+        }
         let g = match (g, &f.kind) {
             (Some(g), _) => g.clone(),
             (None, FieldKind::Contents(c)) => Given::Str(hex(c)),
@@ -182,6 +228,28 @@ fn write_type(
         frame.fields.push((intern(&f.id), v));
     }
     let size = (w.len() - start) as u64;
+    // Instances placed from the end of the stream (`pos: _io.size - 26`) go last, after
+    // everything else is queued.
+    later.sort_by_key(|(f, _)| f.at.as_ref().is_some_and(|a| from_end(&a.pos).is_some()));
+    for (f, g) in later {
+        let fp = join(path, &f.id);
+        let held = pending.iter().position(|p| p.target == f.id);
+        let held = held.map(|i| pending.swap_remove(i));
+        let what = (f, &g, fp.as_str(), room);
+        let v = write_positional(s, w, &mut frame, what, placed.get(&f.id), held, depth)?;
+        frame.fields.push((intern(&f.id), v));
+    }
+    if !later_is_sorted(t, &frame) {
+        let rank = |k: &str| t.fields.iter().position(|f| f.id == k);
+        frame.fields.sort_by_key(|(k, _)| rank(k));
+    }
+    // Value instances, as the reader gives them (an expression of the enclosing type may
+    // read them: `header.has_table`); one that cannot be computed is left out.
+    for i in 0..t.instances.len() {
+        if let Ok(v) = super::eval::instance_value(s, &frame, i, None) {
+            frame.fields.push((intern(&t.instances[i].id), v));
+        }
+    }
     let Frame { fields, .. } = frame;
     let names: Vec<&'static str> = fields.iter().map(|(k, _)| *k).collect();
     Ok(DynStruct {
@@ -189,6 +257,7 @@ fn write_type(
         spans: vec![None; fields.len()],
         elem_spans: vec![Vec::new(); fields.len()],
         bit_spans: Vec::new(),
+        errors: Vec::new(),
         stream: None,
         members: fields,
         hidden: Vec::new(),
@@ -268,6 +337,168 @@ fn without_size(f: &Field) -> Field {
         _ => {}
     }
     g
+}
+
+/// The bytes of a user type written in a substream of its own (`inner`), its positional
+/// instances laid out in it: in a substream of `size` bytes, over the zero bytes that pad
+/// the type's fields to that size (an instance may lie in the bytes the type does not read);
+/// instances of the whole output (`io: _root._io`) move to `w`, laid out by the root.
+fn stream_bytes(
+    s: &Trees<'_>,
+    mut inner: ByteWriter,
+    w: &mut ByteWriter,
+    size: Option<usize>,
+    fp: &str,
+) -> W<Vec<u8>> {
+    inner.align_to_byte();
+    let whole = s.types.iter().any(|t| {
+        t.fields
+            .iter()
+            .any(|f| f.at.as_ref().is_some_and(|a| a.whole))
+    });
+    match size {
+        Some(n) if !whole && inner.len() < n => {
+            let pad = vec![0u8; n - inner.len()];
+            inner
+                .lay_out_positional(&pad)
+                .map_err(|e| format!("{fp}: {e}"))?;
+            Ok(inner.into_bytes())
+        }
+        _ => inner.into_stream_bytes(w).map_err(|e| format!("{fp}: {e}")),
+    }
+}
+
+/// `k` of a position `_io.size - k` (`k` a literal): `k` bytes before the end of the stream.
+fn from_end(e: &SrcExpr) -> Option<i128> {
+    use crate::expr::{BinOp, Expr};
+    let Expr::Binary(BinOp::Sub, a, b) = &e.expr else {
+        return None;
+    };
+    match (&**a, &**b) {
+        (Expr::Attr(io, size), Expr::Int(k)) if size == "size" && *k >= 0 => {
+            matches!(&**io, Expr::Name(n) if n == "_io").then_some(*k)
+        }
+        _ => None,
+    }
+}
+
+/// `_io` of the stream `w` writes, `ahead` bytes on: its position (what a reader's `_io.pos`
+/// is there); its size and end are not known yet.
+fn io_here(w: &ByteWriter, ahead: usize) -> Option<super::eval::IoState> {
+    Some(super::eval::IoState {
+        pos: w.io_pos() + ahead as i128,
+        size: super::eval::IoState::UNKNOWN,
+        eof: false,
+    })
+}
+
+/// Whether expression `e` reads `_io.size` or `_io.eof`, which a writer does not know before
+/// the bytes are placed.
+fn uses_io_size(e: &SrcExpr) -> bool {
+    let mut found = false;
+    crate::instances::visit(&e.expr, &mut |x| {
+        if let crate::expr::Expr::Attr(io, n) = x {
+            let of_io = matches!(&**io, crate::expr::Expr::Name(i) if i == "_io");
+            if of_io && (n == "size" || n == "eof") {
+                found = true;
+            }
+        }
+    });
+    found
+}
+
+/// Whether the members written so far are in the order of `t`'s fields.
+fn later_is_sorted(t: &TypeDef, frame: &Frame<'_>) -> bool {
+    let mut at = 0;
+    for (k, _) in &frame.fields {
+        match t.fields[at..].iter().position(|f| f.id == *k) {
+            Some(j) => at += j + 1,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Writes positional instance `f` (value `g`, path `fp`) of the type written in `w`, queued
+/// to be laid out with the stream it reads from (the root's output, or the substream of the
+/// sized, processed or terminated type holding it): at its `pos`, evaluated over the fields
+/// written; or, when the writer places it (`placed`) and its offset field was left out of
+/// the JSON (`held`), at the first free place after everything written so far, that offset
+/// then written into the field. A position `_io.size - k` (a trailer, such as a footer at
+/// the end of the file) is `size - k` in a substream of known `size` (`room`), else the end
+/// of everything written so far, the instance's bytes padded with zeros to `k`, so that the
+/// stream ends `k` bytes after it. Errors: a position that is negative or cannot be
+/// evaluated, a trailer longer than `k`, an instance read from another value's substream
+/// (`io: x._io`), the value's own errors.
+fn write_positional(
+    s: &Trees<'_>,
+    w: &mut ByteWriter,
+    frame: &mut Frame<'_>,
+    (f, g, fp, room): (&Field, &Given, &str, Option<usize>),
+    placed: Option<&crate::derive::Placed>,
+    held: Option<Pending>,
+    depth: usize,
+) -> W<DynValue> {
+    let Some(at) = &f.at else {
+        return Err(format!("{fp}: not a positional instance"));
+    };
+    if at.io_of.is_some() {
+        return Err(format!(
+            "{fp}: a positional instance read from another value's substream (`io:`) is not written by encode"
+        ));
+    }
+    let what = intern(&f.key_path);
+    let bad = |e: statepack_runtime::io::EncodeError| format!("{fp}: {e}");
+    if let (Some(p), Some(held)) = (placed, held) {
+        let mut tmp = ByteWriter::new();
+        let v = write_field(s, &mut tmp, frame, f, g, fp, depth, None)?;
+        let bytes = tmp.into_stream_bytes(w).map_err(bad)?;
+        let pos = w
+            .derive_position(None, &bytes, p.step, p.offset, 0)
+            .map_err(bad)?;
+        let n = (pos - p.offset) / p.step;
+        let len = held.len;
+        held.settle(w, n)?;
+        if let Some(slot) = frame.fields.iter_mut().find(|(k, _)| *k == len) {
+            slot.1 = DynValue::Int(n);
+        }
+        let mut iw = w.instance_writer(pos, at.whole).map_err(bad)?;
+        iw.write_bytes(&bytes);
+        w.place_derived(iw, what);
+        return Ok(v);
+    }
+    if let Some(k) = from_end(&at.pos) {
+        let mut tmp = ByteWriter::new();
+        let v = write_field(s, &mut tmp, frame, f, g, fp, depth, None)?;
+        let mut bytes = tmp.into_stream_bytes(w).map_err(bad)?;
+        let k = usize::try_from(k).unwrap_or(0);
+        if bytes.len() > k {
+            return Err(format!(
+                "{fp}: {} byte(s) written, but `{}` leaves {k} at the end of the stream",
+                bytes.len(),
+                at.pos.src
+            ));
+        }
+        bytes.resize(k, 0);
+        let pos = match room {
+            Some(n) if !at.whole => n as i128 - k as i128,
+            _ => w.derive_position(None, &bytes, 1, 0, 0).map_err(bad)?,
+        };
+        let mut iw = w.instance_writer(pos, at.whole).map_err(bad)?;
+        iw.write_bytes(&bytes);
+        w.place_derived(iw, what);
+        return Ok(v);
+    }
+    let pos = {
+        let sc = Scope::plain(s, frame, io_here(w, 0));
+        eval_int(&at.pos, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", at.pos.src))?
+    };
+    let mut iw = w.instance_writer(pos, at.whole).map_err(bad)?;
+    let v = write_field(s, &mut iw, frame, f, g, fp, depth, None)?;
+    // Bytes between the end of what is written and the instance, which no field reads,
+    // are zero.
+    w.place_derived(iw, what);
+    Ok(v)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -454,12 +685,15 @@ fn write_elem(
         frame,
         elem: None,
         index: index.map(|i| i as i128),
-        io: None,
+        io: io_here(w, 0),
         side: Side::Write,
     };
     let ev_int = |e: &SrcExpr| eval_int(e, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
     let size_of = |sz: Option<&Size>| -> W<Option<usize>> {
         match sz {
+            // A size over `_io` (`_io.size - _io.pos - 8`) is not known while writing: the
+            // value's own length is its size (the caller's re-read checks it).
+            Some(Size::Expr(e)) if uses_io_size(e) => Ok(None),
             Some(Size::Expr(e)) => {
                 let n = ev_int(e)?;
                 usize::try_from(n)
@@ -517,8 +751,20 @@ fn write_elem(
                 }
             };
             inner.align_to_byte();
-            let data = inner.into_bytes();
+            let data = inner
+                .into_stream_bytes(w)
+                .map_err(|e| format!("{fp}: {e}"))?;
             let key: Vec<u8>;
+            // Processor arguments are evaluated after the stored bytes, as on read (`xor`,
+            // `rol` and `ror` store as many bytes as they are given).
+            let sc = Scope {
+                io: io_here(w, data.len()),
+                elem: None,
+                index: index.map(|i| i as i128),
+                ..Scope::plain(s, frame, None)
+            };
+            let ev_int =
+                |e: &SrcExpr| eval_int(e, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
             let p = match &f.process {
                 Some(Process::Zlib) => Processor::Zlib,
                 Some(Process::Xor(ProcArg::Bytes(b))) => Processor::Xor(b),
@@ -578,20 +824,24 @@ fn write_elem(
                 .ok_or_else(|| format!("{fp}: no type `{name}`"))?;
             let params = args(s, &sc, f, name, fp)?;
             let n = size_of(size.as_ref())?;
+            let io_sized = matches!(size, Some(Size::Expr(e)) if uses_io_size(e));
+            if f.term.is_none() && n.is_none() && !io_sized {
+                // In the enclosing stream: its positional instances are laid out with it.
+                if !w.bit_len().is_multiple_of(8) {
+                    return Err(format!(
+                        "{fp}: a user type that starts inside a byte is not written by encode"
+                    ));
+                }
+                let v = write_type(s, w, t, g, params, fp, depth + 1, None)?;
+                return Ok(DynValue::Struct(Arc::new(v)));
+            }
             let mut inner = ByteWriter::new();
             // A terminated field's type sees only the bytes before its terminator and padding.
             let inner_room = if f.term.is_some() { None } else { n };
             let v = write_type(s, &mut inner, t, g, params, fp, depth + 1, inner_room)?;
-            let need_align = n.is_some() || f.term.is_some();
-            if need_align {
-                inner.align_to_byte();
-            }
-            let b = inner.into_bytes();
-            if f.term.is_some() || n.is_some() {
-                put_sized(w, f, &b, n, room, fp)?;
-            } else {
-                write_unaligned(w, &b, v.size, fp)?;
-            }
+            let n = if f.term.is_some() { None } else { n };
+            let b = stream_bytes(s, inner, w, n, fp)?;
+            put_sized(w, f, &b, n, room, fp)?;
             Ok(DynValue::Struct(Arc::new(v)))
         }
         FieldKind::Switch {
@@ -642,8 +892,7 @@ fn write_elem(
             let n = size_of(size.as_ref())?;
             let mut inner = ByteWriter::new();
             let v = write_type(s, &mut inner, t, g, params, fp, depth + 1, n)?;
-            inner.align_to_byte();
-            let b = inner.into_bytes();
+            let b = stream_bytes(s, inner, w, n, fp)?;
             put_sized(w, f, &b, n, room, fp)?;
             Ok(DynValue::Struct(Arc::new(v)))
         }
@@ -716,8 +965,6 @@ fn write_number(
     }
 }
 
-/// Writes a user type's bytes that were encoded on their own: whole bytes straight, a type
-/// that ends inside a byte (bit fields) is refused.
 /// Writes integer `raw` in `bytes` bytes (two's complement when `signed`) in byte order
 /// `endian` (not [`Endian::Computed`]: the caller resolves it). Errors: `raw` out of the
 /// type's range, named by `fp`.
@@ -779,16 +1026,6 @@ fn put_float(w: &mut ByteWriter, g: &Given, bytes: u8, endian: Endian, fp: &str)
     } else {
         x
     }))
-}
-
-fn write_unaligned(w: &mut ByteWriter, b: &[u8], _size: u64, fp: &str) -> W<()> {
-    if !w.bit_len().is_multiple_of(8) {
-        return Err(format!(
-            "{fp}: a user type that starts inside a byte is not written by encode"
-        ));
-    }
-    w.write_bytes(b);
-    Ok(())
 }
 
 /// Writes `value` with the field's terminator and padding. Without a size: the value, then

@@ -112,7 +112,8 @@ pub fn load(args: &ViewArgs) -> Result<Doc> {
 /// The index of a file read with a schema by the generator's interpreter (the reading of
 /// `inspect --schema`): members with their spans, leaf values kept. A file the schema does
 /// not read shows the tree read before the error ([`statepack_codegen::interp::decode_partial`]),
-/// the failing field marked and shown as not read.
+/// the failing field marked and shown as not read. A positional instance that fails to read
+/// does not fail the file: it shows its error in its place.
 #[cfg(feature = "schema")]
 fn schema_index(sch: &statepack_codegen::typed::Checked, bytes: &[u8]) -> Index {
     use statepack::runtime::io::PathSeg;
@@ -154,7 +155,11 @@ fn walk_struct(b: &mut Builder, s: &statepack_codegen::interp::DynStruct, parent
             .find(|b| b.element.is_none())
             .map_or((start * 8, end * 8), |b| (b.start, b.end));
         b.enter(&PathSeg::Field(name), start_bit);
-        walk_value(b, v, start, elems, bits, span.is_none());
+        match s.error_of(name) {
+            // A positional instance that failed on its own: its error in its place.
+            Some(e) => b.keep_value("instance not read".to_owned(), e.to_string()),
+            None => walk_value(b, v, start, elems, bits, span.is_none()),
+        }
         b.leave(end_bit, true);
     }
 }
