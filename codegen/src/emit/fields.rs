@@ -466,7 +466,7 @@ impl Emitter<'_> {
             let check = valid_r.clone().map(|c| quote! {
                 {
                     let __v = &__v;
-                    if !(#c) {
+                    if #c {
                         return Err(__io::DecodeError::not_valid(__el_at, #shown, #rule_id) #idx .in_field(#fid));
                     }
                 }
@@ -593,7 +593,7 @@ impl Emitter<'_> {
                     )
                 });
             let (acc, sum_wide) = if narrow {
-                (quote!(u64), quote!((__sum as i128)))
+                (quote!(u64), group(quote!(__sum as i128)))
             } else {
                 (quote!(i128), quote!(__sum))
             };
@@ -708,7 +708,7 @@ impl Emitter<'_> {
                 let stop = match &f.repeat {
                     Repeat::Until(u) => {
                         let (ety, c) = self.until_cond(f, u, &rscope)?;
-                        let bind = bind_elem(&ety, quote!((&__list[__list.len() - 1])));
+                        let bind = bind_elem(&ety, group(quote!(&__list[__list.len() - 1])));
                         quote! { { #bind if #c { break; } } }
                     }
                     _ => quote!(),
@@ -901,7 +901,7 @@ impl Emitter<'_> {
         let wcheck = valid_w
             .map(|c| {
                 quote! {
-                    if !(#c) {
+                    if #c {
                         return Err(__io::EncodeError::not_valid(#shown, #rule_id));
                     }
                 }
@@ -939,8 +939,9 @@ impl Emitter<'_> {
                     {
                         let c =
                             self.expect_ty(e, &wscope, &format!("{kp}.repeat-expr"), Ty::Int)?;
+                        let found = group(quote!(__val.len() as i128));
                         quote! {
-                            if (__val.len() as i128) != #c {
+                            if #found != #c {
                                 return Err(__io::EncodeError::new(__io::EncodeErrorKind::CountMismatch { expected: u64::try_from(#c).unwrap_or(u64::MAX), found: __val.len() }).in_field(#fid));
                             }
                         }

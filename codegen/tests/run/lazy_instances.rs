@@ -398,7 +398,7 @@ impl Inode {
                         let __v = as_dir;
                         (|| -> Result<(), __io::EncodeError> {
                             {
-                                if (__v.encoded_len() as i128) != (len_data as i128) {
+                                if __v.encoded_len() as i128 != len_data as i128 {
                                     {
                                         let mut __probe = __io::ByteWriter::new();
                                         __v.write_to(&mut __probe)?;
@@ -433,7 +433,7 @@ impl Inode {
                         let __v = as_file;
                         (|| -> Result<(), __io::EncodeError> {
                             {
-                                if (__v.len() as i128) != (len_data as i128) {
+                                if __v.len() as i128 != len_data as i128 {
                                     return Err(
                                         __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                             expected: u64::try_from(len_data as i128)
