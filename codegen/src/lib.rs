@@ -71,9 +71,11 @@
 //! reports every expression that does not type ([`typed::check`] is the whole check stage);
 //! analyses of the IR (`derive`, `sizes`, `shape`, `bits`, `instances`) serve the checks and
 //! the emitter alike; `emit` runs the check stage, compiles the expressions from its typed
-//! trees and emits Rust with `quote!` (its `reflect` part the dynamic view); `tidy`
-//! removes what would be warnings in the user's crate (redundant parentheses, casts of
-//! literals) and applies the [`Options`]; prettyplease formats the result. Every problem
+//! trees and emits Rust with `quote!` (its `reflect` part the dynamic view), clean as
+//! it is: each operand of an expression is an invisible group, so that prettyplease, which
+//! prints the result, writes only the parentheses precedence needs, and literals are typed
+//! where they are written; the module-wide [`Options`] (serde, extra derives, the runtime
+//! checks) are applied to the emitted module before it is printed. Every problem
 //! found is collected as a [`Diag`] with file:line:column, the key path in the schema and a
 //! one-line fix hint; a bad schema never panics the generator.
 //!
