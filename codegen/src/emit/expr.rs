@@ -1188,6 +1188,7 @@ impl Emitter<'_> {
             member_io: self.member_io,
             // Only expressions are typed with this emitter; no type is emitted.
             whole_types: HashSet::new(),
+            aligned_ends: self.aligned_ends,
             positional: self.positional,
             bitfield_views: Vec::new(),
             typed: crate::typed::TypedSchema::default(),

@@ -218,8 +218,12 @@ impl Emitter<'_> {
         } = p;
         let fid = f.id.as_str();
         let bit_field = crate::bits::is_bit_field(f);
-        if f.at.is_some() {
-            // Read at a position of its stream: the sequence's bit state is untouched.
+        // The bit fields before `f` fill whole bytes, and the reader is known to be at that
+        // phase: no padding bits to skip or keep.
+        let whole_bytes = self.aligned_ends && *phase == Some(0);
+        if f.at.is_some() || whole_bytes {
+            // Read at a position of its stream (the sequence's bit state is untouched), or
+            // on a byte boundary already.
         } else if *unaligned && !bit_field && !f.strict {
             // Kaitai's rules: the padding bits may be anything; they are kept and put
             // back on write.

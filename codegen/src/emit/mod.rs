@@ -139,6 +139,9 @@ pub(crate) struct Emitter<'s> {
     member_io: bool,
     /// The types that always end on a byte boundary (computed once for the schema).
     whole_types: HashSet<String>,
+    /// Whether every type of the schema ends on a byte boundary, so that the static bit
+    /// phase is the reader's (`crate::bits::every_type_ends_aligned`; computed once).
+    aligned_ends: bool,
     /// Whether any type of the schema has a positional instance (computed once).
     positional: bool,
     /// The modular-bitfield views of the types emitted so far (option
@@ -245,6 +248,7 @@ impl<'s> Emitter<'s> {
             opts: crate::Options::default(),
             member_io: crate::instances::uses_member_io(s),
             whole_types: crate::shape::whole_byte_types(s),
+            aligned_ends: crate::bits::every_type_ends_aligned(s),
             positional: s
                 .types
                 .iter()
