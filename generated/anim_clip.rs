@@ -166,7 +166,7 @@ impl AnimClip {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) != 2_i128 {
+                if *__v as i128 != 2_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -269,7 +269,7 @@ impl AnimClip {
         {
             let __v = &self.version;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) != 2_i128 {
+                if *__v as i128 != 2_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -305,7 +305,7 @@ impl AnimClip {
         }
         {
             let mut __b = [0u8; 6];
-            __b[0..4].copy_from_slice(&(self.sample_rate).to_le_bytes());
+            __b[0..4].copy_from_slice(&self.sample_rate.to_le_bytes());
             __b[4..6].copy_from_slice(&num_bones.to_le_bytes());
             __w.write_bytes(&__b);
         }
@@ -324,7 +324,7 @@ impl AnimClip {
             let __v = &self.bits;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (len_bits as i128) {
+                    if __v.len() as i128 != len_bits as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len_bits as i128)
@@ -1221,7 +1221,7 @@ impl AnimatedTrack {
         }
         {
             let __val = &self.components;
-            if (__val.len() as i128) != (if four_components { 4_i128 } else { 3_i128 }) {
+            if __val.len() as i128 != if four_components { 4_i128 } else { 3_i128 } {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(
@@ -1249,7 +1249,7 @@ impl AnimatedTrack {
         __bits += 7usize;
         __bits = __bits.div_ceil(8) * 8 + 16;
         __bits = __bits.div_ceil(8) * 8
-            + 8 * (self.components.iter().map(|__v| __v.encoded_len()).sum::<usize>());
+            + 8 * self.components.iter().map(|__v| __v.encoded_len()).sum::<usize>();
         __bits.div_ceil(8)
     }
 }
@@ -1414,9 +1414,9 @@ impl Component {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 5];
-            __b[0..1].copy_from_slice(&(self.bits).to_le_bytes());
-            __b[1..3].copy_from_slice(&(self.lo).to_le_bytes());
-            __b[3..5].copy_from_slice(&(self.extent).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.bits.to_le_bytes());
+            __b[1..3].copy_from_slice(&self.lo.to_le_bytes());
+            __b[3..5].copy_from_slice(&self.extent.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())

@@ -259,10 +259,10 @@ impl CbtrackV1 {
                                 let __v: Window = {
                                     Window::read_from(
                                         __r,
-                                        (__io::expr_at(&(&head.index)[..], __i as i128)
+                                        __io::expr_at(&(&head.index)[..], __i as i128)
                                             .map_err(|__e| {
                                                 __e.decode_at(__r.offset()).in_field("windows")
-                                            })?)
+                                            })?
                                             .clone(),
                                     )
                                 }
@@ -316,7 +316,7 @@ impl CbtrackV1 {
                                 __d,
                                 self.__stored_info.as_deref(),
                             );
-                            if (__s.len() as i128) != (head.info_len as i128) {
+                            if __s.len() as i128 != head.info_len as i128 {
                                 {
                                     let mut __probe = __io::ByteWriter::new();
                                     __v.write_to(&mut __probe)?;
@@ -357,7 +357,7 @@ impl CbtrackV1 {
                                 __d,
                                 self.__stored_features.as_deref(),
                             );
-                            if (__s.len() as i128) != (head.features_len as i128) {
+                            if __s.len() as i128 != head.features_len as i128 {
                                 {
                                     let mut __probe = __io::ByteWriter::new();
                                     __v.write_to(&mut __probe)?;
@@ -388,7 +388,7 @@ impl CbtrackV1 {
                 let __w = &mut __tw;
                 {
                     let __val = &self.windows;
-                    if (__val.len() as i128) != (head.index.len() as i128) {
+                    if __val.len() as i128 != head.index.len() as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                                     expected: u64::try_from(head.index.len() as i128)
@@ -402,8 +402,8 @@ impl CbtrackV1 {
                         (|| -> Result<(), __io::EncodeError> {
                             {
                                 if __v.entry
-                                    != (__io::expr_at(&(&head.index)[..], __i as i128)
-                                        .map_err(__io::ExprError::encode)?)
+                                    != __io::expr_at(&(&head.index)[..], __i as i128)
+                                        .map_err(__io::ExprError::encode)?
                                         .clone()
                                 {
                                     return Err(
@@ -411,8 +411,11 @@ impl CbtrackV1 {
                                             __io::EncodeErrorKind::Semantic(
                                                 format!(
                                                     "param `{}` of the value is {:?} but the schema gives {:?}",
-                                                    "entry", __v.entry, (__io::expr_at(& (& head.index) [..],
-                                                    __i as i128).map_err(__io::ExprError::encode) ?).clone()
+                                                    "entry",
+                                                    __v.entry,
+                                                    __io::expr_at(&(&head.index)[..], __i as i128)
+                                                        .map_err(__io::ExprError::encode)?
+                                                        .clone(),
                                                 ),
                                             ),
                                         ),
@@ -682,7 +685,7 @@ impl CbtkHead {
                 .map_err(|e| e.in_field("format_version"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) != 1_i128 {
+                if *__v as i128 != 1_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -742,7 +745,7 @@ impl CbtkHead {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("first_frame"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -763,7 +766,7 @@ impl CbtkHead {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("last_frame"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -785,7 +788,7 @@ impl CbtkHead {
                 .map_err(|e| e.in_field("window_length"))?;
             {
                 let __v = &__v;
-                if !(((*__v as i128) >= 1_i128) && ((*__v as i128) <= 65535_i128)) {
+                if (*__v as i128) < 1_i128 || *__v as i128 > 65535_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -836,7 +839,7 @@ impl CbtkHead {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("rotation_bits"))?;
             {
                 let __v = &__v;
-                if !(((*__v as i128) >= 8_i128) && ((*__v as i128) <= 16_i128)) {
+                if (*__v as i128) < 8_i128 || *__v as i128 > 16_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -858,7 +861,7 @@ impl CbtkHead {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("info_block"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -879,7 +882,7 @@ impl CbtkHead {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("info_len"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -901,7 +904,7 @@ impl CbtkHead {
                 .map_err(|e| e.in_field("features_block"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -922,7 +925,7 @@ impl CbtkHead {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("features_len"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -943,7 +946,7 @@ impl CbtkHead {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("num_units"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -965,7 +968,7 @@ impl CbtkHead {
                 .map_err(|e| e.in_field("num_projectiles"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -986,7 +989,7 @@ impl CbtkHead {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("num_features"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -1102,7 +1105,7 @@ impl CbtkHead {
         {
             let __v = &self.format_version;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) != 1_i128 {
+                if *__v as i128 != 1_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1134,15 +1137,15 @@ impl CbtkHead {
         }
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.recorder_version).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.frames_per_second).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.recorder_version.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.frames_per_second.to_le_bytes());
             __w.write_bytes(&__b);
         }
         let __rule_first_frame: &'static str = "must be at most 16777215";
         {
             let __v = &self.first_frame;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1159,7 +1162,7 @@ impl CbtkHead {
         {
             let __v = &self.last_frame;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1176,7 +1179,7 @@ impl CbtkHead {
         {
             let __v = &self.window_length;
             (|| -> Result<(), __io::EncodeError> {
-                if !(((*__v as i128) >= 1_i128) && ((*__v as i128) <= 65535_i128)) {
+                if (*__v as i128) < 1_i128 || *__v as i128 > 65535_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1192,16 +1195,16 @@ impl CbtkHead {
         {
             let mut __b = [0u8; 10];
             __b[0..4].copy_from_slice(&num_windows.to_le_bytes());
-            __b[4..8].copy_from_slice(&(self.tolerance).to_le_bytes());
-            __b[8..9].copy_from_slice(&(self.position_shift).to_le_bytes());
-            __b[9..10].copy_from_slice(&(self.velocity_shift).to_le_bytes());
+            __b[4..8].copy_from_slice(&self.tolerance.to_le_bytes());
+            __b[8..9].copy_from_slice(&self.position_shift.to_le_bytes());
+            __b[9..10].copy_from_slice(&self.velocity_shift.to_le_bytes());
             __w.write_bytes(&__b);
         }
         let __rule_rotation_bits: &'static str = "must be in 8..=16";
         {
             let __v = &self.rotation_bits;
             (|| -> Result<(), __io::EncodeError> {
-                if !(((*__v as i128) >= 8_i128) && ((*__v as i128) <= 16_i128)) {
+                if (*__v as i128) < 8_i128 || *__v as i128 > 16_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1222,7 +1225,7 @@ impl CbtkHead {
         {
             let __v = &self.info_block;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1239,7 +1242,7 @@ impl CbtkHead {
         {
             let __v = &self.info_len;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1256,7 +1259,7 @@ impl CbtkHead {
         {
             let __v = &self.features_block;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1273,7 +1276,7 @@ impl CbtkHead {
         {
             let __v = &self.features_len;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1290,7 +1293,7 @@ impl CbtkHead {
         {
             let __v = &self.num_units;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1307,7 +1310,7 @@ impl CbtkHead {
         {
             let __v = &self.num_projectiles;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1324,7 +1327,7 @@ impl CbtkHead {
         {
             let __v = &self.num_features;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1341,7 +1344,7 @@ impl CbtkHead {
             let __v = &self.game_id;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != 16_i128 {
+                    if __v.len() as i128 != 16_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(16_i128).unwrap_or(u64::MAX),
@@ -1357,15 +1360,15 @@ impl CbtkHead {
         }
         {
             let mut __b = [0u8; 8];
-            __b[0..4].copy_from_slice(&(self.resource_tolerance).to_le_bytes());
-            __b[4..8].copy_from_slice(&(self.resource_fraction).to_le_bytes());
+            __b[0..4].copy_from_slice(&self.resource_tolerance.to_le_bytes());
+            __b[4..8].copy_from_slice(&self.resource_fraction.to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
             let __v = &self.reserved;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != 8_i128 {
+                    if __v.len() as i128 != 8_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(8_i128).unwrap_or(u64::MAX),
@@ -1383,8 +1386,7 @@ impl CbtkHead {
             let __v = &self.header_extra;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (header_size as i128).wrapping_sub(96_i128)
-                    {
+                    if __v.len() as i128 != (header_size as i128).wrapping_sub(96_i128) {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(
@@ -1529,7 +1531,7 @@ impl WindowEntry {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("main_block"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -1550,7 +1552,7 @@ impl WindowEntry {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("main_len"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -1572,7 +1574,7 @@ impl WindowEntry {
                 .map_err(|e| e.in_field("terrain_block"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -1593,7 +1595,7 @@ impl WindowEntry {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("terrain_len"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -1620,7 +1622,7 @@ impl WindowEntry {
         {
             let __v = &self.main_block;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1637,7 +1639,7 @@ impl WindowEntry {
         {
             let __v = &self.main_len;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1654,7 +1656,7 @@ impl WindowEntry {
         {
             let __v = &self.terrain_block;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1671,7 +1673,7 @@ impl WindowEntry {
         {
             let __v = &self.terrain_len;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1847,8 +1849,8 @@ impl Window {
             __pv
         };
         let mut __stored_terrain: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
-        let terrain: ::std::option::Option<::std::boxed::Box<ChunkBody>> = if (entry
-            .terrain_len as i128) != 0_i128
+        let terrain: ::std::option::Option<::std::boxed::Box<ChunkBody>> = if entry
+            .terrain_len as i128 != 0_i128
         {
             Some({
                 let __p: i128 = (entry.terrain_block as i128).wrapping_mul(64_i128);
@@ -1954,7 +1956,7 @@ impl Window {
                                 __d,
                                 self.__stored_main.as_deref(),
                             );
-                            if (__s.len() as i128) != (entry.main_len as i128) {
+                            if __s.len() as i128 != entry.main_len as i128 {
                                 {
                                     let mut __probe = __io::ByteWriter::new();
                                     __v.write_to(&mut __probe)?;
@@ -1985,7 +1987,7 @@ impl Window {
                 let __w = &mut __tw;
                 if let ::std::option::Option::Some(__v) = __io::present(
                     &self.terrain,
-                    (entry.terrain_len as i128) != 0_i128,
+                    entry.terrain_len as i128 != 0_i128,
                     "terrain",
                     "entry.terrain_len != 0",
                 )? {
@@ -1999,7 +2001,7 @@ impl Window {
                                 __d,
                                 self.__stored_terrain.as_deref(),
                             );
-                            if (__s.len() as i128) != (entry.terrain_len as i128) {
+                            if __s.len() as i128 != entry.terrain_len as i128 {
                                 {
                                     let mut __probe = __io::ByteWriter::new();
                                     __v.write_to(&mut __probe)?;
@@ -2356,7 +2358,7 @@ impl ColumnEntry {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("offset"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -2377,7 +2379,7 @@ impl ColumnEntry {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("count"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -2391,8 +2393,8 @@ impl ColumnEntry {
             __r.leave(Some(&__v));
             __v
         };
-        let u1_values: ::std::option::Option<::std::vec::Vec<u8>> = if (type_code
-            as i128) == 1_i128
+        let u1_values: ::std::option::Option<::std::vec::Vec<u8>> = if type_code as i128
+            == 1_i128
         {
             Some({
                 let __p: i128 = offset as i128;
@@ -2428,8 +2430,8 @@ impl ColumnEntry {
         } else {
             None
         };
-        let u2_values: ::std::option::Option<::std::vec::Vec<u16>> = if (type_code
-            as i128) == 2_i128
+        let u2_values: ::std::option::Option<::std::vec::Vec<u16>> = if type_code as i128
+            == 2_i128
         {
             Some({
                 let __p: i128 = offset as i128;
@@ -2465,8 +2467,8 @@ impl ColumnEntry {
         } else {
             None
         };
-        let s2_values: ::std::option::Option<::std::vec::Vec<i16>> = if (type_code
-            as i128) == 3_i128
+        let s2_values: ::std::option::Option<::std::vec::Vec<i16>> = if type_code as i128
+            == 3_i128
         {
             Some({
                 let __p: i128 = offset as i128;
@@ -2503,8 +2505,8 @@ impl ColumnEntry {
             None
         };
         let __rule_u4_values: &'static str = "must be at most 16777215";
-        let u4_values: ::std::option::Option<::std::vec::Vec<u32>> = if (type_code
-            as i128) == 4_i128
+        let u4_values: ::std::option::Option<::std::vec::Vec<u32>> = if type_code as i128
+            == 4_i128
         {
             Some({
                 let __p: i128 = offset as i128;
@@ -2528,7 +2530,7 @@ impl ColumnEntry {
                                         .map_err(|e| e.in_index(__i).in_field("u4_values"))?;
                                     {
                                         let __v = &__v;
-                                        if (*__v as i128) > 16777215_i128 {
+                                        if *__v as i128 > 16777215_i128 {
                                             return Err(
                                                 __io::DecodeError::not_valid(
                                                         __el_at,
@@ -2556,8 +2558,8 @@ impl ColumnEntry {
             None
         };
         let __rule_s4_values: &'static str = "must be in -16777215..=16777215";
-        let s4_values: ::std::option::Option<::std::vec::Vec<i32>> = if (type_code
-            as i128) == 5_i128
+        let s4_values: ::std::option::Option<::std::vec::Vec<i32>> = if type_code as i128
+            == 5_i128
         {
             Some({
                 let __p: i128 = offset as i128;
@@ -2581,8 +2583,8 @@ impl ColumnEntry {
                                         .map_err(|e| e.in_index(__i).in_field("s4_values"))?;
                                     {
                                         let __v = &__v;
-                                        if !(((*__v as i128) >= (-16777215_i128))
-                                            && ((*__v as i128) <= 16777215_i128))
+                                        if (*__v as i128) < -16777215_i128
+                                            || *__v as i128 > 16777215_i128
                                         {
                                             return Err(
                                                 __io::DecodeError::not_valid(
@@ -2610,8 +2612,8 @@ impl ColumnEntry {
         } else {
             None
         };
-        let f4_values: ::std::option::Option<::std::vec::Vec<f32>> = if (type_code
-            as i128) == 6_i128
+        let f4_values: ::std::option::Option<::std::vec::Vec<f32>> = if type_code as i128
+            == 6_i128
         {
             Some({
                 let __p: i128 = offset as i128;
@@ -2667,15 +2669,15 @@ impl ColumnEntry {
         let count = self.count;
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.id).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.type_code).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.id.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.type_code.to_le_bytes());
             __w.write_bytes(&__b);
         }
         let __rule_offset: &'static str = "must be at most 16777215";
         {
             let __v = &self.offset;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(format!("{:?}", __v), __rule_offset),
                     );
@@ -2689,7 +2691,7 @@ impl ColumnEntry {
         {
             let __v = &self.count;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 16777215_i128 {
+                if *__v as i128 > 16777215_i128 {
                     return Err(
                         __io::EncodeError::not_valid(format!("{:?}", __v), __rule_count),
                     );
@@ -2708,11 +2710,11 @@ impl ColumnEntry {
                 let __w = &mut __tw;
                 if let ::std::option::Option::Some(__val) = __io::present(
                     &self.u1_values,
-                    (type_code as i128) == 1_i128,
+                    type_code as i128 == 1_i128,
                     "u1_values",
                     "type_code == 1",
                 )? {
-                    if (__val.len() as i128) != (count as i128) {
+                    if __val.len() as i128 != count as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                                     expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
@@ -2737,11 +2739,11 @@ impl ColumnEntry {
                 let __w = &mut __tw;
                 if let ::std::option::Option::Some(__val) = __io::present(
                     &self.u2_values,
-                    (type_code as i128) == 2_i128,
+                    type_code as i128 == 2_i128,
                     "u2_values",
                     "type_code == 2",
                 )? {
-                    if (__val.len() as i128) != (count as i128) {
+                    if __val.len() as i128 != count as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                                     expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
@@ -2766,11 +2768,11 @@ impl ColumnEntry {
                 let __w = &mut __tw;
                 if let ::std::option::Option::Some(__val) = __io::present(
                     &self.s2_values,
-                    (type_code as i128) == 3_i128,
+                    type_code as i128 == 3_i128,
                     "s2_values",
                     "type_code == 3",
                 )? {
-                    if (__val.len() as i128) != (count as i128) {
+                    if __val.len() as i128 != count as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                                     expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
@@ -2796,11 +2798,11 @@ impl ColumnEntry {
                 let __rule_u4_values: &'static str = "must be at most 16777215";
                 if let ::std::option::Option::Some(__val) = __io::present(
                     &self.u4_values,
-                    (type_code as i128) == 4_i128,
+                    type_code as i128 == 4_i128,
                     "u4_values",
                     "type_code == 4",
                 )? {
-                    if (__val.len() as i128) != (count as i128) {
+                    if __val.len() as i128 != count as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                                     expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
@@ -2811,7 +2813,7 @@ impl ColumnEntry {
                     }
                     for (__i, __v) in __val.iter().enumerate() {
                         (|| -> Result<(), __io::EncodeError> {
-                            if (*__v as i128) > 16777215_i128 {
+                            if *__v as i128 > 16777215_i128 {
                                 return Err(
                                     __io::EncodeError::not_valid(
                                         format!("{:?}", __v),
@@ -2840,11 +2842,11 @@ impl ColumnEntry {
                 let __rule_s4_values: &'static str = "must be in -16777215..=16777215";
                 if let ::std::option::Option::Some(__val) = __io::present(
                     &self.s4_values,
-                    (type_code as i128) == 5_i128,
+                    type_code as i128 == 5_i128,
                     "s4_values",
                     "type_code == 5",
                 )? {
-                    if (__val.len() as i128) != (count as i128) {
+                    if __val.len() as i128 != count as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                                     expected: u64::try_from(count as i128).unwrap_or(u64::MAX),
@@ -2855,8 +2857,8 @@ impl ColumnEntry {
                     }
                     for (__i, __v) in __val.iter().enumerate() {
                         (|| -> Result<(), __io::EncodeError> {
-                            if !(((*__v as i128) >= (-16777215_i128))
-                                && ((*__v as i128) <= 16777215_i128))
+                            if (*__v as i128) < -16777215_i128
+                                || *__v as i128 > 16777215_i128
                             {
                                 return Err(
                                     __io::EncodeError::not_valid(
@@ -2885,11 +2887,11 @@ impl ColumnEntry {
                 let __w = &mut __tw;
                 if let ::std::option::Option::Some(__val) = __io::present(
                     &self.f4_values,
-                    (type_code as i128) == 6_i128,
+                    type_code as i128 == 6_i128,
                     "f4_values",
                     "type_code == 6",
                 )? {
-                    if (__val.len() as i128) != (count as i128) {
+                    if __val.len() as i128 != count as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                                     expected: u64::try_from(count as i128).unwrap_or(u64::MAX),

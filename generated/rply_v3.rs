@@ -715,7 +715,7 @@ impl RplyV3 {
             let __v = &self.ops;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != (head.op_bytes as i128) {
+                    if __v.encoded_len() as i128 != head.op_bytes as i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;
@@ -910,7 +910,7 @@ impl RplyHead {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) != 3_i128 {
+                if *__v as i128 != 3_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -1075,7 +1075,7 @@ impl RplyHead {
         {
             let __v = &self.version;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) != 3_i128 {
+                if *__v as i128 != 3_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -1090,13 +1090,13 @@ impl RplyHead {
         }
         {
             let mut __b = [0u8; 25];
-            __b[0..1].copy_from_slice(&(self.tick_rate).to_le_bytes());
-            __b[1..5].copy_from_slice(&(self.place_version).to_le_bytes());
-            __b[5..13].copy_from_slice(&(self.start_unix).to_le_bytes());
-            __b[13..17].copy_from_slice(&(self.tick_count).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.tick_rate.to_le_bytes());
+            __b[1..5].copy_from_slice(&self.place_version.to_le_bytes());
+            __b[5..13].copy_from_slice(&self.start_unix.to_le_bytes());
+            __b[13..17].copy_from_slice(&self.tick_count.to_le_bytes());
             __b[17..19].copy_from_slice(&string_count.to_le_bytes());
             __b[19..21].copy_from_slice(&keyframe_count.to_le_bytes());
-            __b[21..25].copy_from_slice(&(self.op_bytes).to_le_bytes());
+            __b[21..25].copy_from_slice(&self.op_bytes.to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
@@ -1214,7 +1214,7 @@ impl Str16 {
             let __v = &self.value;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (len_value as i128) {
+                    if __v.len() as i128 != len_value as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len_value as i128)
@@ -1314,7 +1314,7 @@ impl Keyframe {
             let __v: u32 = { __r.read_u32le() }.map_err(|e| e.in_field("tick"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > __ctx_parent_tick_count {
+                if *__v as i128 > __ctx_parent_tick_count {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -1338,8 +1338,8 @@ impl Keyframe {
                 if !{
                     let __elem = *__v;
                     let _ = __elem;
-                    ((__elem as i128) <= __ctx_parent_op_bytes)
-                        && (((tick as i128) != 0_i128) || ((__elem as i128) == 0_i128))
+                    __elem as i128 <= __ctx_parent_op_bytes
+                        && (tick as i128 != 0_i128 || __elem as i128 == 0_i128)
                 } {
                     return Err(
                         __io::DecodeError::not_valid(
@@ -1389,7 +1389,7 @@ impl Keyframe {
         {
             let __v = &self.tick;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > __ctx_parent_tick_count {
+                if *__v as i128 > __ctx_parent_tick_count {
                     return Err(
                         __io::EncodeError::not_valid(format!("{:?}", __v), __rule_tick),
                     );
@@ -1406,8 +1406,8 @@ impl Keyframe {
                 if !{
                     let __elem = *__v;
                     let _ = __elem;
-                    ((__elem as i128) <= __ctx_parent_op_bytes)
-                        && (((tick as i128) != 0_i128) || ((__elem as i128) == 0_i128))
+                    __elem as i128 <= __ctx_parent_op_bytes
+                        && (tick as i128 != 0_i128 || __elem as i128 == 0_i128)
                 } {
                     return Err(
                         __io::EncodeError::not_valid(format!("{:?}", __v), __rule_offset),
@@ -2128,9 +2128,9 @@ impl OpSpawn {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 6];
-            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.descriptor_str).to_le_bytes());
-            __b[4..6].copy_from_slice(&(self.parent_entity_id).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.entity_id.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.descriptor_str.to_le_bytes());
+            __b[4..6].copy_from_slice(&self.parent_entity_id.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -2279,8 +2279,8 @@ impl OpXform {
                 if !{
                     let __elem = *__v;
                     let _ = __elem;
-                    (((__elem as i128) & 248_i128) == 0_i128)
-                        && (((__elem as i128) & 6_i128) != 6_i128)
+                    (__elem as i128 & 248_i128) == 0_i128
+                        && (__elem as i128 & 6_i128) != 6_i128
                 } {
                     return Err(
                         __io::DecodeError::not_valid(
@@ -2296,7 +2296,7 @@ impl OpXform {
             __v
         };
         let pos: ::std::option::Option<[f32; 3]> = 'run: {
-            if ((mask as i128) & 1_i128) != 0_i128 {
+            if (mask as i128 & 1_i128) != 0_i128 {
                 if !__SLOW && T::SILENT {
                     'fast: {
                         let ::std::option::Option::Some(__b) = __r.take_run::<12>() else {
@@ -2321,7 +2321,7 @@ impl OpXform {
             } else {
                 break 'run None;
             }
-            let pos: ::std::option::Option<[f32; 3]> = if ((mask as i128) & 1_i128)
+            let pos: ::std::option::Option<[f32; 3]> = if (mask as i128 & 1_i128)
                 != 0_i128
             {
                 __r.enter(__io::PathSeg::Field("pos"));
@@ -2348,7 +2348,7 @@ impl OpXform {
             pos
         };
         let rot: ::std::option::Option<[i16; 3]> = 'run: {
-            if ((mask as i128) & 2_i128) != 0_i128 {
+            if (mask as i128 & 2_i128) != 0_i128 {
                 if !__SLOW && T::SILENT {
                     'fast: {
                         let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
@@ -2373,7 +2373,7 @@ impl OpXform {
             } else {
                 break 'run None;
             }
-            let rot: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128)
+            let rot: ::std::option::Option<[i16; 3]> = if (mask as i128 & 2_i128)
                 != 0_i128
             {
                 __r.enter(__io::PathSeg::Field("rot"));
@@ -2399,7 +2399,7 @@ impl OpXform {
             };
             rot
         };
-        let yaw: ::std::option::Option<i16> = if ((mask as i128) & 4_i128) != 0_i128 {
+        let yaw: ::std::option::Option<i16> = if (mask as i128 & 4_i128) != 0_i128 {
             Some(__r.leaf("yaw", |__r| __r.read_i16le())?)
         } else {
             None
@@ -2428,8 +2428,8 @@ impl OpXform {
                 if !{
                     let __elem = *__v;
                     let _ = __elem;
-                    (((__elem as i128) & 248_i128) == 0_i128)
-                        && (((__elem as i128) & 6_i128) != 6_i128)
+                    (__elem as i128 & 248_i128) == 0_i128
+                        && (__elem as i128 & 6_i128) != 6_i128
                 } {
                     return Err(
                         __io::EncodeError::not_valid(format!("{:?}", __v), __rule_mask),
@@ -2442,31 +2442,31 @@ impl OpXform {
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.pos,
-            ((mask as i128) & 1_i128) != 0_i128,
+            (mask as i128 & 1_i128) != 0_i128,
             "pos",
             "(mask & 1) != 0",
         )? {
             let mut __b = [0u8; 12];
-            __b[0..4].copy_from_slice(&((*__val)[0]).to_le_bytes());
-            __b[4..8].copy_from_slice(&((*__val)[1]).to_le_bytes());
-            __b[8..12].copy_from_slice(&((*__val)[2]).to_le_bytes());
+            __b[0..4].copy_from_slice(&(*__val)[0].to_le_bytes());
+            __b[4..8].copy_from_slice(&(*__val)[1].to_le_bytes());
+            __b[8..12].copy_from_slice(&(*__val)[2].to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.rot,
-            ((mask as i128) & 2_i128) != 0_i128,
+            (mask as i128 & 2_i128) != 0_i128,
             "rot",
             "(mask & 2) != 0",
         )? {
             let mut __b = [0u8; 6];
-            __b[0..2].copy_from_slice(&((*__val)[0]).to_le_bytes());
-            __b[2..4].copy_from_slice(&((*__val)[1]).to_le_bytes());
-            __b[4..6].copy_from_slice(&((*__val)[2]).to_le_bytes());
+            __b[0..2].copy_from_slice(&(*__val)[0].to_le_bytes());
+            __b[2..4].copy_from_slice(&(*__val)[1].to_le_bytes());
+            __b[4..6].copy_from_slice(&(*__val)[2].to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.yaw,
-            ((mask as i128) & 4_i128) != 0_i128,
+            (mask as i128 & 4_i128) != 0_i128,
             "yaw",
             "(mask & 4) != 0",
         )? {
@@ -2619,8 +2619,8 @@ impl OpProp {
         let type_tag = self.type_tag;
         {
             let mut __b = [0u8; 5];
-            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.name_str).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.entity_id.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.name_str.to_le_bytes());
             __b[4..5].copy_from_slice(&(self.type_tag.to_i() as u8).to_le_bytes());
             __w.write_bytes(&__b);
         }
@@ -2653,8 +2653,8 @@ impl OpProp {
                             __x.write_to(__w)?;
                         }
                         OpPropValue::PropStrRef(__x) => {
-                            if !(__sw == PropType::String.to_i()
-                                || __sw == PropType::Enum.to_i())
+                            if __sw != PropType::String.to_i()
+                                && __sw != PropType::Enum.to_i()
                             {
                                 return Err(
                                     __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {
@@ -2805,7 +2805,7 @@ impl PropBool {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("value"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -2827,7 +2827,7 @@ impl PropBool {
         {
             let __v = &self.value;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::EncodeError::not_valid(format!("{:?}", __v), __rule_value),
                     );
@@ -3037,9 +3037,9 @@ impl Color3 {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 3];
-            __b[0..1].copy_from_slice(&(self.r).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.g).to_le_bytes());
-            __b[2..3].copy_from_slice(&(self.b).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.r.to_le_bytes());
+            __b[1..2].copy_from_slice(&self.g.to_le_bytes());
+            __b[2..3].copy_from_slice(&self.b.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -3128,9 +3128,9 @@ impl Vec3 {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 12];
-            __b[0..4].copy_from_slice(&(self.x).to_le_bytes());
-            __b[4..8].copy_from_slice(&(self.y).to_le_bytes());
-            __b[8..12].copy_from_slice(&(self.z).to_le_bytes());
+            __b[0..4].copy_from_slice(&self.x.to_le_bytes());
+            __b[4..8].copy_from_slice(&self.y.to_le_bytes());
+            __b[8..12].copy_from_slice(&self.z.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -3242,11 +3242,11 @@ impl OpAnimPlay {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 8];
-            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.anim_id_str).to_le_bytes());
-            __b[4..5].copy_from_slice(&(self.handle).to_le_bytes());
-            __b[5..6].copy_from_slice(&(self.fade).to_le_bytes());
-            __b[6..8].copy_from_slice(&(self.speed).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.entity_id.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.anim_id_str.to_le_bytes());
+            __b[4..5].copy_from_slice(&self.handle.to_le_bytes());
+            __b[5..6].copy_from_slice(&self.fade.to_le_bytes());
+            __b[6..8].copy_from_slice(&self.speed.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -3336,9 +3336,9 @@ impl OpAnimStop {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
-            __b[2..3].copy_from_slice(&(self.handle).to_le_bytes());
-            __b[3..4].copy_from_slice(&(self.fade).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.entity_id.to_le_bytes());
+            __b[2..3].copy_from_slice(&self.handle.to_le_bytes());
+            __b[3..4].copy_from_slice(&self.fade.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -3426,9 +3426,9 @@ impl OpAnimSpeed {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 5];
-            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
-            __b[2..3].copy_from_slice(&(self.handle).to_le_bytes());
-            __b[3..5].copy_from_slice(&(self.speed).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.entity_id.to_le_bytes());
+            __b[2..3].copy_from_slice(&self.handle.to_le_bytes());
+            __b[3..5].copy_from_slice(&self.speed.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -3512,8 +3512,8 @@ impl OpEvent {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.name_str).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.payload_str).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.name_str.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.payload_str.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -3599,7 +3599,7 @@ impl OpCustom {
             .map_err(|e| e.in_field("byte_len"))?;
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.channel_str).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.channel_str.to_le_bytes());
             __b[2..4].copy_from_slice(&byte_len.to_le_bytes());
             __w.write_bytes(&__b);
         }
@@ -3607,7 +3607,7 @@ impl OpCustom {
             let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (byte_len as i128) {
+                    if __v.len() as i128 != byte_len as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(byte_len as i128)
@@ -3706,7 +3706,7 @@ impl OpXformD {
     ) -> Result<__R, __io::DecodeError> {
         let __mark = __r.mark();
         let id_byte: u8 = __r.leaf("id_byte", |__r| __r.read_u8())?;
-        let id_wide: ::std::option::Option<u16> = if (id_byte as i128) == 255_i128 {
+        let id_wide: ::std::option::Option<u16> = if id_byte as i128 == 255_i128 {
             Some(__r.leaf("id_wide", |__r| __r.read_u16le())?)
         } else {
             None
@@ -3721,9 +3721,9 @@ impl OpXformD {
                 if !{
                     let __elem = *__v;
                     let _ = __elem;
-                    ((((__elem as i128) & 240_i128) == 0_i128)
-                        && (((__elem as i128) & 3_i128) != 3_i128))
-                        && (((__elem as i128) & 12_i128) != 12_i128)
+                    (__elem as i128 & 240_i128) == 0_i128
+                        && (__elem as i128 & 3_i128) != 3_i128
+                        && (__elem as i128 & 12_i128) != 12_i128
                 } {
                     return Err(
                         __io::DecodeError::not_valid(
@@ -3739,7 +3739,7 @@ impl OpXformD {
             __v
         };
         let pos8: ::std::option::Option<[i8; 3]> = 'run: {
-            if ((mask as i128) & 1_i128) != 0_i128 {
+            if (mask as i128 & 1_i128) != 0_i128 {
                 if !__SLOW && T::SILENT {
                     'fast: {
                         let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
@@ -3764,7 +3764,7 @@ impl OpXformD {
             } else {
                 break 'run None;
             }
-            let pos8: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 1_i128)
+            let pos8: ::std::option::Option<[i8; 3]> = if (mask as i128 & 1_i128)
                 != 0_i128
             {
                 __r.enter(__io::PathSeg::Field("pos8"));
@@ -3791,7 +3791,7 @@ impl OpXformD {
             pos8
         };
         let pos16: ::std::option::Option<[i16; 3]> = 'run: {
-            if ((mask as i128) & 2_i128) != 0_i128 {
+            if (mask as i128 & 2_i128) != 0_i128 {
                 if !__SLOW && T::SILENT {
                     'fast: {
                         let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
@@ -3816,7 +3816,7 @@ impl OpXformD {
             } else {
                 break 'run None;
             }
-            let pos16: ::std::option::Option<[i16; 3]> = if ((mask as i128) & 2_i128)
+            let pos16: ::std::option::Option<[i16; 3]> = if (mask as i128 & 2_i128)
                 != 0_i128
             {
                 __r.enter(__io::PathSeg::Field("pos16"));
@@ -3842,13 +3842,13 @@ impl OpXformD {
             };
             pos16
         };
-        let yaw: ::std::option::Option<i8> = if ((mask as i128) & 4_i128) != 0_i128 {
+        let yaw: ::std::option::Option<i8> = if (mask as i128 & 4_i128) != 0_i128 {
             Some(__r.leaf("yaw", |__r| __r.read_i8())?)
         } else {
             None
         };
         let rot: ::std::option::Option<[i8; 3]> = 'run: {
-            if ((mask as i128) & 8_i128) != 0_i128 {
+            if (mask as i128 & 8_i128) != 0_i128 {
                 if !__SLOW && T::SILENT {
                     'fast: {
                         let ::std::option::Option::Some(__b) = __r.take_run::<3>() else {
@@ -3873,7 +3873,7 @@ impl OpXformD {
             } else {
                 break 'run None;
             }
-            let rot: ::std::option::Option<[i8; 3]> = if ((mask as i128) & 8_i128)
+            let rot: ::std::option::Option<[i8; 3]> = if (mask as i128 & 8_i128)
                 != 0_i128
             {
                 __r.enter(__io::PathSeg::Field("rot"));
@@ -3921,7 +3921,7 @@ impl OpXformD {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.id_wide,
-            (id_byte as i128) == 255_i128,
+            id_byte as i128 == 255_i128,
             "id_wide",
             "id_byte == 255",
         )? {
@@ -3934,9 +3934,9 @@ impl OpXformD {
                 if !{
                     let __elem = *__v;
                     let _ = __elem;
-                    ((((__elem as i128) & 240_i128) == 0_i128)
-                        && (((__elem as i128) & 3_i128) != 3_i128))
-                        && (((__elem as i128) & 12_i128) != 12_i128)
+                    (__elem as i128 & 240_i128) == 0_i128
+                        && (__elem as i128 & 3_i128) != 3_i128
+                        && (__elem as i128 & 12_i128) != 12_i128
                 } {
                     return Err(
                         __io::EncodeError::not_valid(format!("{:?}", __v), __rule_mask),
@@ -3949,31 +3949,31 @@ impl OpXformD {
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.pos8,
-            ((mask as i128) & 1_i128) != 0_i128,
+            (mask as i128 & 1_i128) != 0_i128,
             "pos8",
             "(mask & 1) != 0",
         )? {
             let mut __b = [0u8; 3];
-            __b[0..1].copy_from_slice(&((*__val)[0]).to_le_bytes());
-            __b[1..2].copy_from_slice(&((*__val)[1]).to_le_bytes());
-            __b[2..3].copy_from_slice(&((*__val)[2]).to_le_bytes());
+            __b[0..1].copy_from_slice(&(*__val)[0].to_le_bytes());
+            __b[1..2].copy_from_slice(&(*__val)[1].to_le_bytes());
+            __b[2..3].copy_from_slice(&(*__val)[2].to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.pos16,
-            ((mask as i128) & 2_i128) != 0_i128,
+            (mask as i128 & 2_i128) != 0_i128,
             "pos16",
             "(mask & 2) != 0",
         )? {
             let mut __b = [0u8; 6];
-            __b[0..2].copy_from_slice(&((*__val)[0]).to_le_bytes());
-            __b[2..4].copy_from_slice(&((*__val)[1]).to_le_bytes());
-            __b[4..6].copy_from_slice(&((*__val)[2]).to_le_bytes());
+            __b[0..2].copy_from_slice(&(*__val)[0].to_le_bytes());
+            __b[2..4].copy_from_slice(&(*__val)[1].to_le_bytes());
+            __b[4..6].copy_from_slice(&(*__val)[2].to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.yaw,
-            ((mask as i128) & 4_i128) != 0_i128,
+            (mask as i128 & 4_i128) != 0_i128,
             "yaw",
             "(mask & 4) != 0",
         )? {
@@ -3981,14 +3981,14 @@ impl OpXformD {
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.rot,
-            ((mask as i128) & 8_i128) != 0_i128,
+            (mask as i128 & 8_i128) != 0_i128,
             "rot",
             "(mask & 8) != 0",
         )? {
             let mut __b = [0u8; 3];
-            __b[0..1].copy_from_slice(&((*__val)[0]).to_le_bytes());
-            __b[1..2].copy_from_slice(&((*__val)[1]).to_le_bytes());
-            __b[2..3].copy_from_slice(&((*__val)[2]).to_le_bytes());
+            __b[0..1].copy_from_slice(&(*__val)[0].to_le_bytes());
+            __b[1..2].copy_from_slice(&(*__val)[1].to_le_bytes());
+            __b[2..3].copy_from_slice(&(*__val)[2].to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -4097,7 +4097,7 @@ impl OpSnapshot {
             .map_err(|e| e.in_field("byte_len"))?;
         {
             let mut __b = [0u8; 6];
-            __b[0..2].copy_from_slice(&(self.entity_id).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.entity_id.to_le_bytes());
             __b[2..6].copy_from_slice(&byte_len.to_le_bytes());
             __w.write_bytes(&__b);
         }
@@ -4105,7 +4105,7 @@ impl OpSnapshot {
             let __v = &self.snapshot;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != (byte_len as i128) {
+                    if __v.encoded_len() as i128 != byte_len as i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;
@@ -4209,7 +4209,7 @@ impl Snapshot {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("version"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) != 10_i128 {
+                if *__v as i128 != 10_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -4230,7 +4230,7 @@ impl Snapshot {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("is_model"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -4287,7 +4287,7 @@ impl Snapshot {
             __r.leave::<()>(None);
             __l
         };
-        let rig: ::std::option::Option<Rig> = if (is_model as i128) == 1_i128 {
+        let rig: ::std::option::Option<Rig> = if is_model as i128 == 1_i128 {
             Some(__r.node("rig", Rig::read_from)?)
         } else {
             None
@@ -4362,7 +4362,7 @@ impl Snapshot {
         {
             let __v = &self.version;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) != 10_i128 {
+                if *__v as i128 != 10_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -4379,7 +4379,7 @@ impl Snapshot {
         {
             let __v = &self.is_model;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -4432,7 +4432,7 @@ impl Snapshot {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.rig,
-            (is_model as i128) == 1_i128,
+            is_model as i128 == 1_i128,
             "rig",
             "is_model == 1",
         )? {
@@ -4555,7 +4555,7 @@ impl Rig {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_humanoid"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -4569,8 +4569,7 @@ impl Rig {
             __r.leave(Some(&__v));
             __v
         };
-        let humanoid: ::std::option::Option<Humanoid> = if (has_humanoid as i128)
-            == 1_i128
+        let humanoid: ::std::option::Option<Humanoid> = if has_humanoid as i128 == 1_i128
         {
             Some(__r.node("humanoid", Humanoid::read_from)?)
         } else {
@@ -4585,7 +4584,7 @@ impl Rig {
         {
             let __v = &self.has_humanoid;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -4600,7 +4599,7 @@ impl Rig {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.humanoid,
-            (has_humanoid as i128) == 1_i128,
+            has_humanoid as i128 == 1_i128,
             "humanoid",
             "has_humanoid == 1",
         )? {
@@ -4686,7 +4685,7 @@ impl Humanoid {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_body_colors"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -4700,8 +4699,8 @@ impl Humanoid {
             __r.leave(Some(&__v));
             __v
         };
-        let body_colors: ::std::option::Option<::std::vec::Vec<Color3>> = if (has_body_colors
-            as i128) == 1_i128
+        let body_colors: ::std::option::Option<::std::vec::Vec<Color3>> = if has_body_colors
+            as i128 == 1_i128
         {
             __r.enter(__io::PathSeg::Field("body_colors"));
             Some({
@@ -4788,7 +4787,7 @@ impl Humanoid {
         {
             let __v = &self.has_body_colors;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -4803,11 +4802,11 @@ impl Humanoid {
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.body_colors,
-            (has_body_colors as i128) == 1_i128,
+            has_body_colors as i128 == 1_i128,
             "body_colors",
             "has_body_colors == 1",
         )? {
-            if (__val.len() as i128) != 6_i128 {
+            if __val.len() as i128 != 6_i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(6_i128).unwrap_or(u64::MAX),
@@ -4991,10 +4990,10 @@ impl CharacterMesh {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 25];
-            __b[0..1].copy_from_slice(&(self.body_part).to_le_bytes());
-            __b[1..9].copy_from_slice(&(self.mesh_id).to_le_bytes());
-            __b[9..17].copy_from_slice(&(self.base_texture_id).to_le_bytes());
-            __b[17..25].copy_from_slice(&(self.overlay_texture_id).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.body_part.to_le_bytes());
+            __b[1..9].copy_from_slice(&self.mesh_id.to_le_bytes());
+            __b[9..17].copy_from_slice(&self.base_texture_id.to_le_bytes());
+            __b[17..25].copy_from_slice(&self.overlay_texture_id.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -5243,7 +5242,7 @@ impl Part {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("has_special_mesh"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -5257,8 +5256,8 @@ impl Part {
             __r.leave(Some(&__v));
             __v
         };
-        let special_mesh: ::std::option::Option<SpecialMesh> = if (has_special_mesh
-            as i128) == 1_i128
+        let special_mesh: ::std::option::Option<SpecialMesh> = if has_special_mesh
+            as i128 == 1_i128
         {
             Some(__r.node("special_mesh", SpecialMesh::read_from)?)
         } else {
@@ -5272,7 +5271,7 @@ impl Part {
                 .map_err(|e| e.in_field("has_surface_appearance"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -5286,8 +5285,8 @@ impl Part {
             __r.leave(Some(&__v));
             __v
         };
-        let surface_appearance: ::std::option::Option<SurfaceAppearance> = if (has_surface_appearance
-            as i128) == 1_i128
+        let surface_appearance: ::std::option::Option<SurfaceAppearance> = if has_surface_appearance
+            as i128 == 1_i128
         {
             Some(__r.node("surface_appearance", SurfaceAppearance::read_from)?)
         } else {
@@ -5393,9 +5392,9 @@ impl Part {
         }
         {
             let mut __b = [0u8; 6];
-            __b[0..2].copy_from_slice(&(self.rot[0]).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.rot[1]).to_le_bytes());
-            __b[4..6].copy_from_slice(&(self.rot[2]).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.rot[0].to_le_bytes());
+            __b[2..4].copy_from_slice(&self.rot[1].to_le_bytes());
+            __b[4..6].copy_from_slice(&self.rot[2].to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
@@ -5408,16 +5407,16 @@ impl Part {
         }
         {
             let mut __b = [0u8; 11];
-            __b[0..2].copy_from_slice(&(self.material).to_le_bytes());
-            __b[2..3].copy_from_slice(&(self.transparency).to_le_bytes());
-            __b[3..4].copy_from_slice(&(self.reflectance).to_le_bytes());
-            __b[4..5].copy_from_slice(&(self.shape).to_le_bytes());
-            __b[5..6].copy_from_slice(&(self.surfaces[0]).to_le_bytes());
-            __b[6..7].copy_from_slice(&(self.surfaces[1]).to_le_bytes());
-            __b[7..8].copy_from_slice(&(self.surfaces[2]).to_le_bytes());
-            __b[8..9].copy_from_slice(&(self.surfaces[3]).to_le_bytes());
-            __b[9..10].copy_from_slice(&(self.surfaces[4]).to_le_bytes());
-            __b[10..11].copy_from_slice(&(self.surfaces[5]).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.material.to_le_bytes());
+            __b[2..3].copy_from_slice(&self.transparency.to_le_bytes());
+            __b[3..4].copy_from_slice(&self.reflectance.to_le_bytes());
+            __b[4..5].copy_from_slice(&self.shape.to_le_bytes());
+            __b[5..6].copy_from_slice(&self.surfaces[0].to_le_bytes());
+            __b[6..7].copy_from_slice(&self.surfaces[1].to_le_bytes());
+            __b[7..8].copy_from_slice(&self.surfaces[2].to_le_bytes());
+            __b[8..9].copy_from_slice(&self.surfaces[3].to_le_bytes());
+            __b[9..10].copy_from_slice(&self.surfaces[4].to_le_bytes());
+            __b[10..11].copy_from_slice(&self.surfaces[5].to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__v) = __io::present(
@@ -5432,7 +5431,7 @@ impl Part {
         {
             let __v = &self.has_special_mesh;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -5447,7 +5446,7 @@ impl Part {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.special_mesh,
-            (has_special_mesh as i128) == 1_i128,
+            has_special_mesh as i128 == 1_i128,
             "special_mesh",
             "has_special_mesh == 1",
         )? {
@@ -5458,7 +5457,7 @@ impl Part {
         {
             let __v = &self.has_surface_appearance;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -5473,7 +5472,7 @@ impl Part {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.surface_appearance,
-            (has_surface_appearance as i128) == 1_i128,
+            has_surface_appearance as i128 == 1_i128,
             "surface_appearance",
             "has_surface_appearance == 1",
         )? {
@@ -5953,7 +5952,7 @@ impl Decal {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("is_texture"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -5973,7 +5972,7 @@ impl Decal {
         let color: Color3 = __r.node("color", Color3::read_from)?;
         let z_index: u8 = __r.leaf("z_index", |__r| __r.read_u8())?;
         let tiling: ::std::option::Option<[f32; 4]> = 'run: {
-            if (is_texture as i128) == 1_i128 {
+            if is_texture as i128 == 1_i128 {
                 if !__SLOW && T::SILENT {
                     'fast: {
                         let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
@@ -5999,8 +5998,7 @@ impl Decal {
             } else {
                 break 'run None;
             }
-            let tiling: ::std::option::Option<[f32; 4]> = if (is_texture as i128)
-                == 1_i128
+            let tiling: ::std::option::Option<[f32; 4]> = if is_texture as i128 == 1_i128
             {
                 __r.enter(__io::PathSeg::Field("tiling"));
                 Some({
@@ -6044,7 +6042,7 @@ impl Decal {
         {
             let __v = &self.is_texture;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::EncodeError::not_valid(
                             format!("{:?}", __v),
@@ -6079,15 +6077,15 @@ impl Decal {
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.tiling,
-            (is_texture as i128) == 1_i128,
+            is_texture as i128 == 1_i128,
             "tiling",
             "is_texture == 1",
         )? {
             let mut __b = [0u8; 16];
-            __b[0..4].copy_from_slice(&((*__val)[0]).to_le_bytes());
-            __b[4..8].copy_from_slice(&((*__val)[1]).to_le_bytes());
-            __b[8..12].copy_from_slice(&((*__val)[2]).to_le_bytes());
-            __b[12..16].copy_from_slice(&((*__val)[3]).to_le_bytes());
+            __b[0..4].copy_from_slice(&(*__val)[0].to_le_bytes());
+            __b[4..8].copy_from_slice(&(*__val)[1].to_le_bytes());
+            __b[8..12].copy_from_slice(&(*__val)[2].to_le_bytes());
+            __b[12..16].copy_from_slice(&(*__val)[3].to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -6231,7 +6229,7 @@ impl Effect {
         {
             let mut __b = [0u8; 2];
             __b[0..1].copy_from_slice(&(self.class.to_i() as u8).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.parent_index).to_le_bytes());
+            __b[1..2].copy_from_slice(&self.parent_index.to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
@@ -6394,7 +6392,7 @@ impl EffectProp {
         let tag = self.tag;
         {
             let mut __b = [0u8; 2];
-            __b[0..1].copy_from_slice(&(self.prop_index).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.prop_index.to_le_bytes());
             __b[1..2].copy_from_slice(&(self.tag.to_i() as u8).to_le_bytes());
             __w.write_bytes(&__b);
         }
@@ -6427,9 +6425,9 @@ impl EffectProp {
                             __x.write_to(__w)?;
                         }
                         EffectPropValue::Str16(__x) => {
-                            if !(__sw == ValueTag::String.to_i()
-                                || __sw == ValueTag::EnumName.to_i()
-                                || __sw == ValueTag::AttachmentRef.to_i())
+                            if __sw != ValueTag::String.to_i()
+                                && __sw != ValueTag::EnumName.to_i()
+                                && __sw != ValueTag::AttachmentRef.to_i()
                             {
                                 return Err(
                                     __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {
@@ -6463,8 +6461,8 @@ impl EffectProp {
                             __x.write_to(__w)?;
                         }
                         EffectPropValue::Vec2(__x) => {
-                            if !(__sw == ValueTag::Vector2.to_i()
-                                || __sw == ValueTag::NumberRange.to_i())
+                            if __sw != ValueTag::Vector2.to_i()
+                                && __sw != ValueTag::NumberRange.to_i()
                             {
                                 return Err(
                                     __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {
@@ -6711,8 +6709,8 @@ impl Vec2 {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 8];
-            __b[0..4].copy_from_slice(&(self.x).to_le_bytes());
-            __b[4..8].copy_from_slice(&(self.y).to_le_bytes());
+            __b[0..4].copy_from_slice(&self.x.to_le_bytes());
+            __b[4..8].copy_from_slice(&self.y.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -6892,9 +6890,9 @@ impl NumberKey {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 12];
-            __b[0..4].copy_from_slice(&(self.time).to_le_bytes());
-            __b[4..8].copy_from_slice(&(self.value).to_le_bytes());
-            __b[8..12].copy_from_slice(&(self.envelope).to_le_bytes());
+            __b[0..4].copy_from_slice(&self.time.to_le_bytes());
+            __b[4..8].copy_from_slice(&self.value.to_le_bytes());
+            __b[8..12].copy_from_slice(&self.envelope.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -7178,8 +7176,8 @@ impl Joint {
                     let __sw: i128 = kind.to_i();
                     match __v {
                         JointBody::JointCframes(__x) => {
-                            if !(__sw == JointKind::Weld.to_i()
-                                || __sw == JointKind::Motor6d.to_i())
+                            if __sw != JointKind::Weld.to_i()
+                                && __sw != JointKind::Motor6d.to_i()
                             {
                                 return Err(
                                     __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {
@@ -7191,8 +7189,8 @@ impl Joint {
                             __x.write_to(__w)?;
                         }
                         JointBody::JointAttachments(__x) => {
-                            if !(__sw == JointKind::AnimationConstraint.to_i()
-                                || __sw == JointKind::RigidConstraint.to_i())
+                            if __sw != JointKind::AnimationConstraint.to_i()
+                                && __sw != JointKind::RigidConstraint.to_i()
                             {
                                 return Err(
                                     __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {
@@ -7339,8 +7337,8 @@ impl JointCframes {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.part0_index).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.part1_index).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.part0_index.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.part1_index.to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
@@ -7551,9 +7549,9 @@ impl Cframe {
         }
         {
             let mut __b = [0u8; 6];
-            __b[0..2].copy_from_slice(&(self.rot[0]).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.rot[1]).to_le_bytes());
-            __b[4..6].copy_from_slice(&(self.rot[2]).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.rot[0].to_le_bytes());
+            __b[2..4].copy_from_slice(&self.rot[1].to_le_bytes());
+            __b[4..6].copy_from_slice(&self.rot[2].to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())

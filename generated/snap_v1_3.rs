@@ -381,14 +381,15 @@ impl Recording {
             __l
         };
         let __sum: u64 = frames.iter().map(|__e| __e.dt_ms as u64).sum();
-        if (__sum as i128) != total_duration_ms as i128 {
+        if __sum as i128 != total_duration_ms as i128 {
             return Err(
                 __io::DecodeError::new(
                         __at_total_duration_ms,
                         __io::DecodeErrorKind::Semantic(
                             format!(
                                 "{} stored, but the frames[].dt_ms values sum to {}",
-                                total_duration_ms, __sum
+                                total_duration_ms,
+                                __sum,
                             ),
                         ),
                     )
@@ -416,7 +417,7 @@ impl Recording {
             let __v = &self.map_name;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (len_map_name as i128) {
+                    if __v.len() as i128 != len_map_name as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len_map_name as i128)
@@ -576,7 +577,7 @@ impl Frame {
             None
         };
         let pos_delta: ::std::option::Option<[i16; 3]> = 'run: {
-            if (kind != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128) {
+            if kind != FrameKind::Absolute && (kind.to_i() & 1_i128) != 0_i128 {
                 if !__SLOW && T::SILENT {
                     'fast: {
                         let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
@@ -601,8 +602,8 @@ impl Frame {
             } else {
                 break 'run None;
             }
-            let pos_delta: ::std::option::Option<[i16; 3]> = if (kind
-                != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128)
+            let pos_delta: ::std::option::Option<[i16; 3]> = if kind
+                != FrameKind::Absolute && (kind.to_i() & 1_i128) != 0_i128
             {
                 __r.enter(__io::PathSeg::Field("pos_delta"));
                 Some({
@@ -628,7 +629,7 @@ impl Frame {
             pos_delta
         };
         let rot_delta: ::std::option::Option<[i16; 3]> = 'run: {
-            if (kind != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128) {
+            if kind != FrameKind::Absolute && (kind.to_i() & 2_i128) != 0_i128 {
                 if !__SLOW && T::SILENT {
                     'fast: {
                         let ::std::option::Option::Some(__b) = __r.take_run::<6>() else {
@@ -653,8 +654,8 @@ impl Frame {
             } else {
                 break 'run None;
             }
-            let rot_delta: ::std::option::Option<[i16; 3]> = if (kind
-                != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128)
+            let rot_delta: ::std::option::Option<[i16; 3]> = if kind
+                != FrameKind::Absolute && (kind.to_i() & 2_i128) != 0_i128
             {
                 __r.enter(__io::PathSeg::Field("rot_delta"));
                 Some({
@@ -695,7 +696,7 @@ impl Frame {
         {
             let mut __b = [0u8; 3];
             __b[0..1].copy_from_slice(&(self.kind.to_i() as u8).to_le_bytes());
-            __b[1..3].copy_from_slice(&(self.dt_ms).to_le_bytes());
+            __b[1..3].copy_from_slice(&self.dt_ms.to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__v) = __io::present(
@@ -708,26 +709,26 @@ impl Frame {
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.pos_delta,
-            (kind != FrameKind::Absolute) && ((kind.to_i() & 1_i128) != 0_i128),
+            kind != FrameKind::Absolute && (kind.to_i() & 1_i128) != 0_i128,
             "pos_delta",
             "kind != frame_kind::absolute and (kind.to_i & 0b001) != 0",
         )? {
             let mut __b = [0u8; 6];
-            __b[0..2].copy_from_slice(&((*__val)[0]).to_le_bytes());
-            __b[2..4].copy_from_slice(&((*__val)[1]).to_le_bytes());
-            __b[4..6].copy_from_slice(&((*__val)[2]).to_le_bytes());
+            __b[0..2].copy_from_slice(&(*__val)[0].to_le_bytes());
+            __b[2..4].copy_from_slice(&(*__val)[1].to_le_bytes());
+            __b[4..6].copy_from_slice(&(*__val)[2].to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.rot_delta,
-            (kind != FrameKind::Absolute) && ((kind.to_i() & 2_i128) != 0_i128),
+            kind != FrameKind::Absolute && (kind.to_i() & 2_i128) != 0_i128,
             "rot_delta",
             "kind != frame_kind::absolute and (kind.to_i & 0b010) != 0",
         )? {
             let mut __b = [0u8; 6];
-            __b[0..2].copy_from_slice(&((*__val)[0]).to_le_bytes());
-            __b[2..4].copy_from_slice(&((*__val)[1]).to_le_bytes());
-            __b[4..6].copy_from_slice(&((*__val)[2]).to_le_bytes());
+            __b[0..2].copy_from_slice(&(*__val)[0].to_le_bytes());
+            __b[2..4].copy_from_slice(&(*__val)[1].to_le_bytes());
+            __b[4..6].copy_from_slice(&(*__val)[2].to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -855,12 +856,12 @@ impl Cframe {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 18];
-            __b[0..4].copy_from_slice(&(self.x).to_le_bytes());
-            __b[4..8].copy_from_slice(&(self.y).to_le_bytes());
-            __b[8..12].copy_from_slice(&(self.z_bits).to_le_bytes());
-            __b[12..14].copy_from_slice(&(self.q[0]).to_le_bytes());
-            __b[14..16].copy_from_slice(&(self.q[1]).to_le_bytes());
-            __b[16..18].copy_from_slice(&(self.q[2]).to_le_bytes());
+            __b[0..4].copy_from_slice(&self.x.to_le_bytes());
+            __b[4..8].copy_from_slice(&self.y.to_le_bytes());
+            __b[8..12].copy_from_slice(&self.z_bits.to_le_bytes());
+            __b[12..14].copy_from_slice(&self.q[0].to_le_bytes());
+            __b[14..16].copy_from_slice(&self.q[1].to_le_bytes());
+            __b[16..18].copy_from_slice(&self.q[2].to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())

@@ -513,16 +513,16 @@ impl RawBody {
         let num_bones = self.num_bones;
         {
             let mut __b = [0u8; 11];
-            __b[0..1].copy_from_slice(&(self.flags).to_le_bytes());
-            __b[1..3].copy_from_slice(&(self.fps).to_le_bytes());
-            __b[3..5].copy_from_slice(&(self.num_frames).to_le_bytes());
-            __b[5..7].copy_from_slice(&(self.num_bones).to_le_bytes());
-            __b[7..11].copy_from_slice(&(self.reserved).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.flags.to_le_bytes());
+            __b[1..3].copy_from_slice(&self.fps.to_le_bytes());
+            __b[3..5].copy_from_slice(&self.num_frames.to_le_bytes());
+            __b[5..7].copy_from_slice(&self.num_bones.to_le_bytes());
+            __b[7..11].copy_from_slice(&self.reserved.to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
             let __val = &self.values;
-            if (__val.len() as i128)
+            if __val.len() as i128
                 != (num_frames as i128)
                     .wrapping_mul(num_bones as i128)
                     .wrapping_mul(10_i128)
@@ -717,10 +717,10 @@ impl FloatBody {
             .map_err(|e| e.in_field("num_rotations"))?;
         {
             let mut __b = [0u8; 11];
-            __b[0..1].copy_from_slice(&(self.flags).to_le_bytes());
-            __b[1..3].copy_from_slice(&(self.fps).to_le_bytes());
-            __b[3..5].copy_from_slice(&(self.num_frames).to_le_bytes());
-            __b[5..7].copy_from_slice(&(self.num_bones).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.flags.to_le_bytes());
+            __b[1..3].copy_from_slice(&self.fps.to_le_bytes());
+            __b[3..5].copy_from_slice(&self.num_frames.to_le_bytes());
+            __b[5..7].copy_from_slice(&self.num_bones.to_le_bytes());
             __b[7..9].copy_from_slice(&num_scalars.to_le_bytes());
             __b[9..11].copy_from_slice(&num_rotations.to_le_bytes());
             __w.write_bytes(&__b);
@@ -933,10 +933,10 @@ impl QuantizedBody {
             .map_err(|e| e.in_field("num_rotations"))?;
         {
             let mut __b = [0u8; 11];
-            __b[0..1].copy_from_slice(&(self.flags).to_le_bytes());
-            __b[1..3].copy_from_slice(&(self.fps).to_le_bytes());
-            __b[3..5].copy_from_slice(&(self.num_frames).to_le_bytes());
-            __b[5..7].copy_from_slice(&(self.num_bones).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.flags.to_le_bytes());
+            __b[1..3].copy_from_slice(&self.fps.to_le_bytes());
+            __b[3..5].copy_from_slice(&self.num_frames.to_le_bytes());
+            __b[5..7].copy_from_slice(&self.num_bones.to_le_bytes());
             __b[7..9].copy_from_slice(&num_scalars.to_le_bytes());
             __b[9..11].copy_from_slice(&num_rotations.to_le_bytes());
             __w.write_bytes(&__b);
@@ -1062,13 +1062,12 @@ impl ScalarF32 {
             let num_keys: u16 = __r.leaf("num_keys", |__r| __r.read_u16le())?;
             (id, num_keys)
         };
-        let constant_value: ::std::option::Option<f32> = if (num_keys as i128) == 1_i128
-        {
+        let constant_value: ::std::option::Option<f32> = if num_keys as i128 == 1_i128 {
             Some(__r.leaf("constant_value", |__r| __r.read_f32le())?)
         } else {
             None
         };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyF32>> = if (num_keys as i128)
+        let keys: ::std::option::Option<::std::vec::Vec<KeyF32>> = if num_keys as i128
             != 1_i128
         {
             __r.enter(__io::PathSeg::Field("keys"));
@@ -1107,13 +1106,13 @@ impl ScalarF32 {
         let num_keys = self.num_keys;
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.id).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.num_keys).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.id.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.num_keys.to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.constant_value,
-            (num_keys as i128) == 1_i128,
+            num_keys as i128 == 1_i128,
             "constant_value",
             "num_keys == 1",
         )? {
@@ -1121,11 +1120,11 @@ impl ScalarF32 {
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.keys,
-            (num_keys as i128) != 1_i128,
+            num_keys as i128 != 1_i128,
             "keys",
             "num_keys != 1",
         )? {
-            if (__val.len() as i128) != (num_keys as i128) {
+            if __val.len() as i128 != num_keys as i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(num_keys as i128)
@@ -1230,8 +1229,8 @@ impl KeyF32 {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 6];
-            __b[0..2].copy_from_slice(&(self.frame).to_le_bytes());
-            __b[2..6].copy_from_slice(&(self.value).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.frame.to_le_bytes());
+            __b[2..6].copy_from_slice(&self.value.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -1335,22 +1334,22 @@ impl ScalarQ {
             let num_keys: u16 = __r.leaf("num_keys", |__r| __r.read_u16le())?;
             (id, num_keys)
         };
-        let constant_half: ::std::option::Option<u16> = if (num_keys as i128) == 1_i128 {
+        let constant_half: ::std::option::Option<u16> = if num_keys as i128 == 1_i128 {
             Some(__r.leaf("constant_half", |__r| __r.read_u16le())?)
         } else {
             None
         };
-        let lo: ::std::option::Option<f32> = if (num_keys as i128) != 1_i128 {
+        let lo: ::std::option::Option<f32> = if num_keys as i128 != 1_i128 {
             Some(__r.leaf("lo", |__r| __r.read_f32le())?)
         } else {
             None
         };
-        let range: ::std::option::Option<f32> = if (num_keys as i128) != 1_i128 {
+        let range: ::std::option::Option<f32> = if num_keys as i128 != 1_i128 {
             Some(__r.leaf("range", |__r| __r.read_f32le())?)
         } else {
             None
         };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyQ>> = if (num_keys as i128)
+        let keys: ::std::option::Option<::std::vec::Vec<KeyQ>> = if num_keys as i128
             != 1_i128
         {
             __r.enter(__io::PathSeg::Field("keys"));
@@ -1391,13 +1390,13 @@ impl ScalarQ {
         let num_keys = self.num_keys;
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.id).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.num_keys).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.id.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.num_keys.to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.constant_half,
-            (num_keys as i128) == 1_i128,
+            num_keys as i128 == 1_i128,
             "constant_half",
             "num_keys == 1",
         )? {
@@ -1405,7 +1404,7 @@ impl ScalarQ {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.lo,
-            (num_keys as i128) != 1_i128,
+            num_keys as i128 != 1_i128,
             "lo",
             "num_keys != 1",
         )? {
@@ -1413,7 +1412,7 @@ impl ScalarQ {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.range,
-            (num_keys as i128) != 1_i128,
+            num_keys as i128 != 1_i128,
             "range",
             "num_keys != 1",
         )? {
@@ -1421,11 +1420,11 @@ impl ScalarQ {
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.keys,
-            (num_keys as i128) != 1_i128,
+            num_keys as i128 != 1_i128,
             "keys",
             "num_keys != 1",
         )? {
-            if (__val.len() as i128) != (num_keys as i128) {
+            if __val.len() as i128 != num_keys as i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(num_keys as i128)
@@ -1532,8 +1531,8 @@ impl KeyQ {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.frame).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.value).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.frame.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.value.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -1624,7 +1623,7 @@ impl RotationF32 {
             (bone, num_keys)
         };
         let constant_q: ::std::option::Option<[f32; 4]> = 'run: {
-            if (num_keys as i128) == 1_i128 {
+            if num_keys as i128 == 1_i128 {
                 if !__SLOW && T::SILENT {
                     'fast: {
                         let ::std::option::Option::Some(__b) = __r.take_run::<16>() else {
@@ -1650,7 +1649,7 @@ impl RotationF32 {
             } else {
                 break 'run None;
             }
-            let constant_q: ::std::option::Option<[f32; 4]> = if (num_keys as i128)
+            let constant_q: ::std::option::Option<[f32; 4]> = if num_keys as i128
                 == 1_i128
             {
                 __r.enter(__io::PathSeg::Field("constant_q"));
@@ -1676,8 +1675,8 @@ impl RotationF32 {
             };
             constant_q
         };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyRotF32>> = if (num_keys
-            as i128) != 1_i128
+        let keys: ::std::option::Option<::std::vec::Vec<KeyRotF32>> = if num_keys as i128
+            != 1_i128
         {
             __r.enter(__io::PathSeg::Field("keys"));
             Some({
@@ -1720,30 +1719,30 @@ impl RotationF32 {
         let num_keys = self.num_keys;
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.bone).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.num_keys).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.bone.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.num_keys.to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.constant_q,
-            (num_keys as i128) == 1_i128,
+            num_keys as i128 == 1_i128,
             "constant_q",
             "num_keys == 1",
         )? {
             let mut __b = [0u8; 16];
-            __b[0..4].copy_from_slice(&((*__val)[0]).to_le_bytes());
-            __b[4..8].copy_from_slice(&((*__val)[1]).to_le_bytes());
-            __b[8..12].copy_from_slice(&((*__val)[2]).to_le_bytes());
-            __b[12..16].copy_from_slice(&((*__val)[3]).to_le_bytes());
+            __b[0..4].copy_from_slice(&(*__val)[0].to_le_bytes());
+            __b[4..8].copy_from_slice(&(*__val)[1].to_le_bytes());
+            __b[8..12].copy_from_slice(&(*__val)[2].to_le_bytes());
+            __b[12..16].copy_from_slice(&(*__val)[3].to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.keys,
-            (num_keys as i128) != 1_i128,
+            num_keys as i128 != 1_i128,
             "keys",
             "num_keys != 1",
         )? {
-            if (__val.len() as i128) != (num_keys as i128) {
+            if __val.len() as i128 != num_keys as i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(num_keys as i128)
@@ -1870,11 +1869,11 @@ impl KeyRotF32 {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 18];
-            __b[0..2].copy_from_slice(&(self.frame).to_le_bytes());
-            __b[2..6].copy_from_slice(&(self.q[0]).to_le_bytes());
-            __b[6..10].copy_from_slice(&(self.q[1]).to_le_bytes());
-            __b[10..14].copy_from_slice(&(self.q[2]).to_le_bytes());
-            __b[14..18].copy_from_slice(&(self.q[3]).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.frame.to_le_bytes());
+            __b[2..6].copy_from_slice(&self.q[0].to_le_bytes());
+            __b[6..10].copy_from_slice(&self.q[1].to_le_bytes());
+            __b[10..14].copy_from_slice(&self.q[2].to_le_bytes());
+            __b[14..18].copy_from_slice(&self.q[3].to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -1963,14 +1962,13 @@ impl RotationPacked {
             let num_keys: u16 = __r.leaf("num_keys", |__r| __r.read_u16le())?;
             (bone, num_keys)
         };
-        let constant_packed: ::std::option::Option<u32> = if (num_keys as i128) == 1_i128
-        {
+        let constant_packed: ::std::option::Option<u32> = if num_keys as i128 == 1_i128 {
             Some(__r.leaf("constant_packed", |__r| __r.read_u32le())?)
         } else {
             None
         };
-        let keys: ::std::option::Option<::std::vec::Vec<KeyRotPacked>> = if (num_keys
-            as i128) != 1_i128
+        let keys: ::std::option::Option<::std::vec::Vec<KeyRotPacked>> = if num_keys
+            as i128 != 1_i128
         {
             __r.enter(__io::PathSeg::Field("keys"));
             Some({
@@ -2013,13 +2011,13 @@ impl RotationPacked {
         let num_keys = self.num_keys;
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.bone).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.num_keys).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.bone.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.num_keys.to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.constant_packed,
-            (num_keys as i128) == 1_i128,
+            num_keys as i128 == 1_i128,
             "constant_packed",
             "num_keys == 1",
         )? {
@@ -2027,11 +2025,11 @@ impl RotationPacked {
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.keys,
-            (num_keys as i128) != 1_i128,
+            num_keys as i128 != 1_i128,
             "keys",
             "num_keys != 1",
         )? {
-            if (__val.len() as i128) != (num_keys as i128) {
+            if __val.len() as i128 != num_keys as i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(num_keys as i128)
@@ -2137,8 +2135,8 @@ impl KeyRotPacked {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 6];
-            __b[0..2].copy_from_slice(&(self.frame).to_le_bytes());
-            __b[2..6].copy_from_slice(&(self.packed).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.frame.to_le_bytes());
+            __b[2..6].copy_from_slice(&self.packed.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())

@@ -112,7 +112,7 @@ impl WorldSnapshot {
             let __v: u8 = { __r.read_u8() }.map_err(|e| e.in_field("flags"))?;
             {
                 let __v = &__v;
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::DecodeError::not_valid(
                                 __el_at,
@@ -195,7 +195,7 @@ impl WorldSnapshot {
                 uncompressed_bytes,
             )
         };
-        let origins: ::std::option::Option<::std::vec::Vec<Origin>> = if (flags as i128)
+        let origins: ::std::option::Option<::std::vec::Vec<Origin>> = if flags as i128
             == 0_i128
         {
             __r.enter(__io::PathSeg::Field("origins"));
@@ -220,7 +220,7 @@ impl WorldSnapshot {
         } else {
             None
         };
-        let records: ::std::option::Option<RecordStream> = if (flags as i128) == 0_i128 {
+        let records: ::std::option::Option<RecordStream> = if flags as i128 == 0_i128 {
             __r.enter(__io::PathSeg::Field("records"));
             Some({
                 let __v: RecordStream = {
@@ -238,7 +238,7 @@ impl WorldSnapshot {
         } else {
             None
         };
-        let tlvs: ::std::option::Option<TlvBlock> = if (flags as i128) == 0_i128 {
+        let tlvs: ::std::option::Option<TlvBlock> = if flags as i128 == 0_i128 {
             __r.enter(__io::PathSeg::Field("tlvs"));
             Some({
                 let __v: TlvBlock = {
@@ -256,7 +256,7 @@ impl WorldSnapshot {
         } else {
             None
         };
-        let zstd_body: ::std::option::Option<::std::vec::Vec<u8>> = if (flags as i128)
+        let zstd_body: ::std::option::Option<::std::vec::Vec<u8>> = if flags as i128
             == 1_i128
         {
             Some(
@@ -296,7 +296,7 @@ impl WorldSnapshot {
         {
             let __v = &self.flags;
             (|| -> Result<(), __io::EncodeError> {
-                if (*__v as i128) > 1_i128 {
+                if *__v as i128 > 1_i128 {
                     return Err(
                         __io::EncodeError::not_valid(format!("{:?}", __v), __rule_flags),
                     );
@@ -308,21 +308,21 @@ impl WorldSnapshot {
         }
         {
             let mut __b = [0u8; 22];
-            __b[0..2].copy_from_slice(&(self.origin_count).to_le_bytes());
-            __b[2..6].copy_from_slice(&(self.tick).to_le_bytes());
-            __b[6..10].copy_from_slice(&(self.record_count).to_le_bytes());
-            __b[10..14].copy_from_slice(&(self.bitstream_bytes).to_le_bytes());
-            __b[14..18].copy_from_slice(&(self.tlv_bytes).to_le_bytes());
-            __b[18..22].copy_from_slice(&(self.uncompressed_bytes).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.origin_count.to_le_bytes());
+            __b[2..6].copy_from_slice(&self.tick.to_le_bytes());
+            __b[6..10].copy_from_slice(&self.record_count.to_le_bytes());
+            __b[10..14].copy_from_slice(&self.bitstream_bytes.to_le_bytes());
+            __b[14..18].copy_from_slice(&self.tlv_bytes.to_le_bytes());
+            __b[18..22].copy_from_slice(&self.uncompressed_bytes.to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.origins,
-            (flags as i128) == 0_i128,
+            flags as i128 == 0_i128,
             "origins",
             "flags == 0",
         )? {
-            if (__val.len() as i128) != (origin_count as i128) {
+            if __val.len() as i128 != origin_count as i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(origin_count as i128)
@@ -341,13 +341,13 @@ impl WorldSnapshot {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.records,
-            (flags as i128) == 0_i128,
+            flags as i128 == 0_i128,
             "records",
             "flags == 0",
         )? {
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != (bitstream_bytes as i128) {
+                    if __v.encoded_len() as i128 != bitstream_bytes as i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;
@@ -368,13 +368,13 @@ impl WorldSnapshot {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.tlvs,
-            (flags as i128) == 0_i128,
+            flags as i128 == 0_i128,
             "tlvs",
             "flags == 0",
         )? {
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != (tlv_bytes as i128) {
+                    if __v.encoded_len() as i128 != tlv_bytes as i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;
@@ -395,7 +395,7 @@ impl WorldSnapshot {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.zstd_body,
-            (flags as i128) == 1_i128,
+            flags as i128 == 1_i128,
             "zstd_body",
             "flags == 1",
         )? {
@@ -626,9 +626,9 @@ impl Origin {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 24];
-            __b[0..8].copy_from_slice(&(self.x).to_le_bytes());
-            __b[8..16].copy_from_slice(&(self.y).to_le_bytes());
-            __b[16..24].copy_from_slice(&(self.z).to_le_bytes());
+            __b[0..8].copy_from_slice(&self.x.to_le_bytes());
+            __b[8..16].copy_from_slice(&self.y.to_le_bytes());
+            __b[16..24].copy_from_slice(&self.z.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -2021,7 +2021,7 @@ impl EntityBlob {
             let __v = &self.align;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != 0_i128 {
+                    if __v.len() as i128 != 0_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(0_i128).unwrap_or(u64::MAX),
@@ -2042,15 +2042,15 @@ impl EntityBlob {
     pub fn encoded_len(&self) -> usize {
         let mut __bits: usize = 0;
         __bits = __bits.div_ceil(8) * 8
-            + 8 * (::statepack_runtime::bits::leb128_len(self.entity_index));
+            + 8 * ::statepack_runtime::bits::leb128_len(self.entity_index);
         __bits += 3usize;
         __bits += self.generation.as_ref().map_or(0, |__val| 16usize);
         __bits
             += 8
-                * (self
+                * self
                     .type_index
                     .as_ref()
-                    .map_or(0, |__val| ::statepack_runtime::bits::leb128_len(*__val)));
+                    .map_or(0, |__val| ::statepack_runtime::bits::leb128_len(*__val));
         __bits += self.faction_index.as_ref().map_or(0, |__val| 16usize);
         __bits += 152usize;
         __bits += self.omega_x.as_ref().map_or(0, |__val| 12usize);
@@ -2062,7 +2062,7 @@ impl EntityBlob {
         __bits += self.payload_mass_kg.as_ref().map_or(0, |__val| 16usize);
         __bits += self.payload_cd0.as_ref().map_or(0, |__val| 16usize);
         __bits += 24usize;
-        __bits = __bits.div_ceil(8) * 8 + 8 * (self.align.len());
+        __bits = __bits.div_ceil(8) * 8 + 8 * self.align.len();
         __bits.div_ceil(8)
     }
 }
@@ -2395,7 +2395,7 @@ impl Tlv {
             let len: u16 = __r.leaf("len", |__r| __r.read_u16le())?;
             (tlv_type, len)
         };
-        let despawn: ::std::option::Option<Despawn> = if (tlv_type as i128) == 1_i128 {
+        let despawn: ::std::option::Option<Despawn> = if tlv_type as i128 == 1_i128 {
             __r.enter(__io::PathSeg::Field("despawn"));
             Some({
                 let __v: Despawn = {
@@ -2413,7 +2413,7 @@ impl Tlv {
         } else {
             None
         };
-        let value: ::std::option::Option<::std::vec::Vec<u8>> = if (tlv_type as i128)
+        let value: ::std::option::Option<::std::vec::Vec<u8>> = if tlv_type as i128
             != 1_i128
         {
             Some(
@@ -2437,19 +2437,19 @@ impl Tlv {
         let len = self.len;
         {
             let mut __b = [0u8; 3];
-            __b[0..1].copy_from_slice(&(self.tlv_type).to_le_bytes());
-            __b[1..3].copy_from_slice(&(self.len).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.tlv_type.to_le_bytes());
+            __b[1..3].copy_from_slice(&self.len.to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.despawn,
-            (tlv_type as i128) == 1_i128,
+            tlv_type as i128 == 1_i128,
             "despawn",
             "tlv_type == 1",
         )? {
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != (len as i128) {
+                    if __v.encoded_len() as i128 != len as i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;
@@ -2469,13 +2469,13 @@ impl Tlv {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.value,
-            (tlv_type as i128) != 1_i128,
+            tlv_type as i128 != 1_i128,
             "value",
             "tlv_type != 1",
         )? {
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (len as i128) {
+                    if __v.len() as i128 != len as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len as i128).unwrap_or(u64::MAX),

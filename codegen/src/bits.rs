@@ -10,7 +10,7 @@
 //! Kaitai Struct does not realign between types, a type must itself end on a byte boundary;
 //! `- id: align, size: 0` as the last field pads it (a zero-length byte field after bits).
 
-use crate::ir::{Field, FieldKind, Repeat};
+use crate::ir::{Field, FieldKind, Repeat, Schema};
 
 /// `Some(Some(w))` for `b1`..`b64`, `Some(None)` for other `b<digits>` names (an error),
 /// `None` when `t` is not a bit type name at all.
@@ -57,6 +57,29 @@ pub(crate) fn phase_after(phase: Option<u32>, f: &Field) -> Option<u32> {
         (_, None) if w % 8 == 0 => phase,
         _ => None,
     }
+}
+
+/// Whether every type of `s` ends on a byte boundary when it starts on one: its bit fields
+/// (positional ones aside) add up to whole bytes before each field that is not one and at
+/// its end, with every phase known statically (no conditional or repeated bit field of a
+/// width that is not whole bytes). Then, by induction over the types a value is made of,
+/// every type starts on a byte boundary too (the root at the start of its input, the others
+/// after whole bytes), and the static phase of [`phase_after`] is the phase of the reader:
+/// where it is 0 before a field that is not a bit field, there are no padding bits to keep.
+/// A type that may end inside a byte (allowed under Kaitai's rules) makes this `false` for
+/// the whole schema, since the type after it starts where it ended.
+pub(crate) fn every_type_ends_aligned(s: &Schema) -> bool {
+    s.types.iter().all(|t| {
+        let mut phase = Some(0);
+        for f in t.fields.iter().filter(|f| f.at.is_none()) {
+            if is_bit_field(f) {
+                phase = phase_after(phase, f);
+            } else if phase != Some(0) {
+                return false;
+            }
+        }
+        phase == Some(0)
+    })
 }
 
 /// A diagnostic position helper: where a type ends inside a byte.

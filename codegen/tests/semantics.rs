@@ -610,6 +610,26 @@ fn little_endian_bits_and_enums_on_bit_fields() {
 }
 
 #[test]
+fn bit_fields_that_fill_whole_bytes_keep_no_padding_member() {
+    // `b3 b5` fill one byte and every type of the schema ends on a byte boundary, so the
+    // reader is known to be on one before `after`: there are no padding bits to keep, and
+    // the type is written as a plain struct literal, every member named.
+    let v = bits_le_enum::BitsLeEnum {
+        mode: bits_le_enum::Mode::Run,
+        level: 0b10101,
+        after: 0x42,
+        inner: bits_le_enum::BeBits { hi: 0xa, lo: 0x3 },
+    };
+    let bytes = v.encode().unwrap();
+    assert_eq!(bytes, [0b10101_101, 0x42, 0xa3]);
+    assert_eq!(bits_le_enum::BitsLeEnum::decode(&bytes).unwrap(), v);
+    // A type that ends inside a byte (Kaitai's rules allow it) keeps them: the phase after
+    // it is not known statically.
+    let b = bits_padding::BitsPadding::default();
+    assert_eq!(b.__pad_byte, 0);
+}
+
+#[test]
 fn switch_on_a_string() {
     let v = switch_str::SwitchStr::decode(b"cd\x01\x02").unwrap();
     assert_eq!(

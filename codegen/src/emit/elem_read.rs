@@ -369,7 +369,7 @@ impl Emitter<'_> {
                         // the writer puts it back.
                         let n = match self.size_value(s, scope, &kp)? {
                             Some(n) => n,
-                            None => quote!((__r.remaining() as i128)),
+                            None => group(quote!(__r.remaining() as i128)),
                         };
                         quote! {
                             __r.push_limit(#n).and_then(|__old| { let mut __v = #ti::read_from(__r #(, #args)*)?; let (__pad, __rest) = __r.pop_limit_skip(__old)?; __v.__unread_pad = __pad; __v.__unread = __rest.to_vec(); Ok(__v) })
@@ -491,7 +491,7 @@ impl Emitter<'_> {
                         }
                         tests.push(match kty {
                             Ty::Enum(_) => quote!(__sw == #kt.to_i()),
-                            Ty::Bytes => quote!(__sw == &(#kt)[..]),
+                            Ty::Bytes => quote!(__sw == &#kt[..]),
                             _ => quote!(__sw == #kt),
                         });
                     }
@@ -536,7 +536,7 @@ impl Emitter<'_> {
                     Some(sz) => {
                         let n = match self.size_value(sz, scope, &kp)? {
                             Some(n) => n,
-                            None => quote!((__r.remaining() as i128)),
+                            None => group(quote!(__r.remaining() as i128)),
                         };
                         if f.strict {
                             quote! {

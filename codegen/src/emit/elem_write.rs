@@ -111,9 +111,10 @@ impl Emitter<'_> {
                     #refn(#proc_, __d, #kept)#re_q
                 };
                 let process = self.proc_args_after(f, &size, scope, &kp, process)?;
+                let process = block_value(process);
                 quote!({
                     #value
-                    let __s = { #process };
+                    let __s = #process;
                     #check
                     __w.write_bytes(&__s);
                 })
@@ -324,13 +325,16 @@ impl Emitter<'_> {
                     // keys and for every value no case names.
                     let is_default = default.as_deref() == Some(tn.as_str());
                     let mut tests = Vec::new();
+                    let mut misses = Vec::new();
                     for k in keys {
                         let (kt, kty) = self.expr(k, scope, &format!("{kp}.type.cases"))?;
-                        tests.push(match kty {
-                            Ty::Enum(_) => quote!(__sw == #kt.to_i()),
-                            Ty::Bytes => quote!(__sw == &(#kt)[..]),
-                            _ => quote!(__sw == #kt),
-                        });
+                        let key = match kty {
+                            Ty::Enum(_) => quote!(#kt.to_i()),
+                            Ty::Bytes => quote!(&#kt[..]),
+                            _ => kt,
+                        };
+                        tests.push(group(quote!(__sw == #key)));
+                        misses.push(group(quote!(__sw != #key)));
                     }
                     all_tests.extend(tests.clone());
                     let (pchecks, put) = if case_number(tn).is_some() {
@@ -340,7 +344,7 @@ impl Emitter<'_> {
                             self.child_write(f, tn, scope, &kp, quote!(__x), quote!(__w))?;
                         (checks, quote!(#call?;))
                     };
-                    arms.push((vi.clone(), tests, is_default, pchecks, put));
+                    arms.push((vi.clone(), misses, is_default, pchecks, put));
                 }
                 // A case type with positional instances or `_io` gets its own stream start.
                 let own_io = match &f.kind {
@@ -358,7 +362,7 @@ impl Emitter<'_> {
                 };
                 let arms: Vec<TokenStream> = arms
                     .into_iter()
-                    .map(|(vi, tests, is_default, pchecks, put)| {
+                    .map(|(vi, misses, is_default, pchecks, put)| {
                         let name = vi.to_string();
                         let put = if own_io {
                             quote!({
@@ -371,12 +375,13 @@ impl Emitter<'_> {
                         };
                         let all = &all_tests;
                         // When the switch value does not select this variant.
-                        let rejects = if tests.is_empty() {
-                            if all.is_empty() { None } else { Some(quote!(#(#all)||*)) }
+                        let any = group(quote!(#(#all)||*));
+                        let rejects = if misses.is_empty() {
+                            if all.is_empty() { None } else { Some(any) }
                         } else if is_default {
-                            Some(quote!(!(#(#tests)||*) && (#(#all)||*)))
+                            Some(quote!(#(#misses)&&* && #any))
                         } else {
-                            Some(quote!(!(#(#tests)||*)))
+                            Some(quote!(#(#misses)&&*))
                         };
                         let reject = rejects.map(|r| quote! {
                             if #r {
@@ -501,10 +506,11 @@ impl Emitter<'_> {
             // `_io.size` is not known while writing: the value's own length is written.
             return Some(quote!());
         }
+        let actual_wide = group(quote!(#actual as i128));
         Some(match self.size_value(size, scope, kp)? {
             None => quote!(),
             Some(n) => quote! {
-                if (#actual as i128) != #n {
+                if #actual_wide != #n {
                     #probe
                     return Err(__io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch { expected: u64::try_from(#n).unwrap_or(u64::MAX), found: #actual }));
                 }
@@ -528,6 +534,9 @@ impl Emitter<'_> {
         }
     }
 
+    /// The check of field `f`'s `valid` rule `v`, on the value `__v` (a reference): the
+    /// condition under which the value breaks the rule, written as such (`x > 9`, not
+    /// `!(x <= 9)`).
     pub(super) fn valid_check(
         &mut self,
         v: &Valid,
@@ -588,9 +597,9 @@ impl Emitter<'_> {
         s2.vars.push(("_".into(), ty.clone()));
         let val = match &ty {
             _ if number_switch.is_some() => quote!(__nv),
-            Ty::Int => quote!((*__v as i128)),
-            Ty::Float => quote!((*__v as f64)),
-            _ => quote!((*__v)),
+            Ty::Int => group(quote!(*__v as i128)),
+            Ty::Float => group(quote!(*__v as f64)),
+            _ => group(quote!(*__v)),
         };
         let want = match &ty {
             Ty::Enum(_) | Ty::Str | Ty::Bytes => ty.clone(),
@@ -605,20 +614,23 @@ impl Emitter<'_> {
         let cmp = |me: &mut Self, e: &SrcExpr, op: TokenStream| -> Option<TokenStream> {
             let x = me.expect_ty(e, &s2, &kp, want.clone())?;
             Some(match want {
-                Ty::Str => quote!((AsRef::<str>::as_ref(#val_ref) #op AsRef::<str>::as_ref(&#x))),
+                Ty::Str => {
+                    group(quote!(AsRef::<str>::as_ref(#val_ref) #op AsRef::<str>::as_ref(&#x)))
+                }
                 // Bytes compare as unsigned bytes, element by element, as in Kaitai.
                 Ty::Bytes => {
-                    quote!((AsRef::<[u8]>::as_ref(#val_ref) #op AsRef::<[u8]>::as_ref(&#x)))
+                    group(quote!(AsRef::<[u8]>::as_ref(#val_ref) #op AsRef::<[u8]>::as_ref(&#x)))
                 }
-                _ => quote!((#val #op #x)),
+                _ => group(quote!(#val #op #x)),
             })
         };
+        // The condition under which the value breaks the rule.
         let body = match v {
-            Valid::Eq(e) => cmp(self, e, quote!(==))?,
+            Valid::Eq(e) => cmp(self, e, quote!(!=))?,
             Valid::InEnum => match &ty {
                 // A closed enum refuses unlisted values while reading already.
-                Ty::Enum(e) if self.open_enums.contains(e) => quote!(#val.is_listed()),
-                Ty::Enum(_) => quote!(true),
+                Ty::Enum(e) if self.open_enums.contains(e) => quote!(!#val.is_listed()),
+                Ty::Enum(_) => quote!(false),
                 _ => {
                     if side == Side::Read {
                         self.err(
@@ -641,37 +653,47 @@ impl Emitter<'_> {
                     );
                     return None;
                 }
-                let lo = match a {
-                    Some(a) => cmp(self, a, quote!(>=))?,
-                    None => quote!(true),
+                // Integers, strings and bytes are ordered totally: below `min` or above
+                // `max`. A float is outside unless it is within (NaN is never within).
+                let float = want == Ty::Float;
+                let (lo_op, hi_op) = if float {
+                    (quote!(>=), quote!(<=))
+                } else {
+                    (quote!(<), quote!(>))
                 };
-                let hi = match b {
-                    Some(b) => cmp(self, b, quote!(<=))?,
-                    None => quote!(true),
-                };
-                quote!((#lo && #hi))
+                let mut ends = Vec::new();
+                for (end, op) in [(a, lo_op), (b, hi_op)] {
+                    if let Some(e) = end {
+                        ends.push(cmp(self, e, op)?);
+                    }
+                }
+                match (float, ends.is_empty()) {
+                    (_, true) => quote!(false),
+                    (true, false) => quote!(!(#(#ends)&&*)),
+                    (false, false) => group(quote!(#(#ends)||*)),
+                }
             }
             Valid::AnyOf(list) => {
                 let mut parts = Vec::new();
                 for e in list {
-                    parts.push(cmp(self, e, quote!(==))?);
+                    parts.push(cmp(self, e, quote!(!=))?);
                 }
-                quote!((#(#parts)||*))
+                group(quote!(#(#parts)&&*))
             }
             Valid::Expr(e) => {
                 let c = self.expect_ty(e, &s2, &kp, Ty::Bool)?;
                 let bind = if number_switch.is_some() {
-                    bind_elem(&ty, quote!((&__nv)))
+                    bind_elem(&ty, group(quote!(&__nv)))
                 } else {
                     bind_elem(&ty, quote!(__v))
                 };
-                quote!({ #bind #c })
+                quote!(!{ #bind #c })
             }
         };
         if number_switch.is_some() {
             return Some(quote!(match __v.value() {
                 ::std::result::Result::Ok(__nv) => #body,
-                ::std::result::Result::Err(_) => false,
+                ::std::result::Result::Err(_) => true,
             }));
         }
         Some(body)

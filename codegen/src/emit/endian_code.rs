@@ -2,7 +2,7 @@
 //! the decision at the start of `read_from` and `write_to`, and number reads and writes that
 //! follow it.
 
-use super::{read_method, write_method, Emitter, Scope, Ty};
+use super::{group, read_method, write_method, Emitter, Scope, Ty};
 use crate::endian::IS_LE;
 use crate::expr::{BinOp, Expr};
 use crate::ir::*;
@@ -16,7 +16,7 @@ pub(super) fn num_read(bytes: u8, signed: bool, float: bool, endian: Endian) -> 
         let le = read_method(bytes, signed, float, Endian::Le);
         let be = read_method(bytes, signed, float, Endian::Be);
         let flag = format_ident!("{IS_LE}");
-        quote!((if #flag { __r.#le() } else { __r.#be() }))
+        group(quote!(if #flag { __r.#le() } else { __r.#be() }))
     } else {
         let m = read_method(bytes, signed, float, endian);
         quote!(__r.#m())
@@ -35,7 +35,7 @@ pub(super) fn num_write(
         let le = write_method(bytes, signed, float, Endian::Le);
         let be = write_method(bytes, signed, float, Endian::Be);
         let flag = format_ident!("{IS_LE}");
-        quote!((if #flag { __w.#le(#v) } else { __w.#be(#v) }))
+        group(quote!(if #flag { __w.#le(#v) } else { __w.#be(#v) }))
     } else {
         let m = write_method(bytes, signed, float, endian);
         quote!(__w.#m(#v))

@@ -118,6 +118,7 @@ impl Emitter<'_> {
             #doc
             #[derive(Debug, Clone, Copy, #derive_default PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
             #camel_allow
+            #[allow(clippy::enum_variant_names)]
             pub enum #name { #(#variants,)* #unlisted_variant }
             #manual_default
             impl #name {
@@ -253,6 +254,7 @@ impl Emitter<'_> {
         quote! {
             #doc
             #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+            #[allow(clippy::enum_variant_names)]
             pub enum #en { #(#variants,)* #no_case_variant }
             #default_impl
             impl #en {

@@ -78,7 +78,10 @@ impl Exact {
                     let b = proc_macro2::Literal::usize_unsuffixed(8 * n);
                     quote!(#b)
                 }
-                _ => quote!(8 * (#bytes)),
+                _ => {
+                    let bytes = super::group(bytes.clone());
+                    quote!(8 * #bytes)
+                }
             };
         self.push(quote! { __bits = __bits.div_ceil(8) * 8 + #bits; });
     }
@@ -100,7 +103,10 @@ impl Exact {
                 if f.varint {
                     // `bytes` is the number of LEB128 groups; each group is 8 bits here.
                     match bytes {
-                        Some(b) => self.push(quote! { __bits += 8 * (#b); }),
+                        Some(b) => {
+                            let b = super::group(b.clone());
+                            self.push(quote! { __bits += 8 * #b; })
+                        }
                         None => self.fallback("a derived varint bit field"),
                     }
                     return;

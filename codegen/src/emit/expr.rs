@@ -151,14 +151,8 @@ impl Emitter<'_> {
         let bad = |m: String, h: &str| Err((m, h.to_owned()));
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         Ok(match e {
-            Expr::Int(v) => {
-                let l = Literal::i128_unsuffixed(*v);
-                (quote!((#l as i128)), Ty::Int)
-            }
-            Expr::Float(v) => {
-                let l = Literal::f64_unsuffixed(*v);
-                (quote!((#l as f64)), Ty::Float)
-            }
+            Expr::Int(v) => (int_lit(*v), Ty::Int),
+            Expr::Float(v) => (float_lit(*v), Ty::Float),
             Expr::Bool(b) => (quote!(#b), Ty::Bool),
             Expr::Null => {
                 return bad(
@@ -190,15 +184,18 @@ impl Emitter<'_> {
                 let wide = self.is_param(n);
                 match ty {
                     Ty::Int | Ty::Float if wide => (quote!(#id), ty.clone()),
-                    Ty::Int => (quote!((#id as i128)), Ty::Int),
-                    Ty::Float => (quote!((#id as f64)), Ty::Float),
+                    Ty::Int => (group(quote!(#id as i128)), Ty::Int),
+                    Ty::Float => (group(quote!(#id as f64)), Ty::Float),
                     Ty::Opt(inner) => {
                         let msg = format!("`{n}` is absent (its `if` is false)");
                         self.fallible.set(true);
-                        let reference = quote!((match &#id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }) #q);
+                        let reference = then(
+                            quote!(match &#id { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }),
+                            &q,
+                        );
                         match &**inner {
                             Ty::Int | Ty::Float if wide => {
-                                (quote!((*#reference)), (**inner).clone())
+                                (group(quote!(*#reference)), (**inner).clone())
                             }
                             _ => elem_value(reference, (**inner).clone()),
                         }
@@ -268,8 +265,8 @@ impl Emitter<'_> {
                 }
                 match (attr.as_str(), &ty) {
                     ("to_i", Ty::Enum(_)) => (quote!(#ts.to_i()), Ty::Int),
-                    ("to_i", Ty::Float) => (quote!((#ts as i128)), Ty::Int),
-                    ("to_i", Ty::Bool) => (quote!((#ts as i128)), Ty::Int),
+                    ("to_i", Ty::Float) => (group(quote!(#ts as i128)), Ty::Int),
+                    ("to_i", Ty::Bool) => (group(quote!(#ts as i128)), Ty::Int),
                     ("to_s", Ty::Int) => (quote!(::std::format!("{}", #ts)), Ty::Str),
                     ("to_i", Ty::Int) => (ts, Ty::Int),
                     ("to_s", Ty::Str) => (ts, Ty::Str),
@@ -291,18 +288,18 @@ impl Emitter<'_> {
                         }
                         self.fallible.set(true);
                         let r = match attr.as_str() {
-                            "first" => quote!(__io::expr_at(&(#ts)[..], 0) #q),
-                            "last" => quote!(__io::expr_last(&(#ts)[..]) #q),
-                            "min" => quote!(__io::expr_extreme(&(#ts)[..], false) #q),
-                            _ => quote!(__io::expr_extreme(&(#ts)[..], true) #q),
+                            "first" => quote!(__io::expr_at(&#ts[..], 0) #q),
+                            "last" => quote!(__io::expr_last(&#ts[..]) #q),
+                            "min" => quote!(__io::expr_extreme(&#ts[..], false) #q),
+                            _ => quote!(__io::expr_extreme(&#ts[..], true) #q),
                         };
                         elem_value(r, elem)
                     }
                     ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes) => {
                         let ts = unborrowed(ts);
-                        (quote!((#ts.len() as i128)), Ty::Int)
+                        (group(quote!(#ts.len() as i128)), Ty::Int)
                     }
-                    ("length", Ty::Str) => (quote!((#ts.chars().count() as i128)), Ty::Int),
+                    ("length", Ty::Str) => (group(quote!(#ts.chars().count() as i128)), Ty::Int),
                     // Kaitai Struct's compiler refuses `.length` on a list: keep schemas it accepts.
                     ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(&ty)), "use `.size` for the number of elements"),
                     _ => return bad(format!("`.{attr}` is not a method or member of {}", ty_name(&ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
@@ -330,7 +327,7 @@ impl Emitter<'_> {
                 let (it, _) = self.cx(index, itx, scope)?;
                 let elem = te.ty.clone();
                 self.fallible.set(true);
-                elem_value(quote!(__io::expr_at(&(#ts)[..], #it) #q), elem)
+                elem_value(quote!(__io::expr_at(&#ts[..], #it) #q), elem)
             }
             Expr::List(items) => {
                 if !items.is_empty()
@@ -352,7 +349,7 @@ impl Emitter<'_> {
                     let (mut xt, xty) = self.cx(x, tx, scope)?;
                     // An integer among floats is a float.
                     if xty == Ty::Int && **elem == Ty::Float {
-                        xt = quote!((#xt as f64));
+                        xt = group(quote!(#xt as f64));
                     }
                     parts.push(match **elem {
                         Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#xt))),
@@ -388,7 +385,9 @@ impl Emitter<'_> {
                 let (fb, fty) = self.cx(&args[0], tf, scope)?;
                 let id = field_ident(pn);
                 (
-                    quote!((match &#id { ::std::option::Option::Some(__o) => *__o, ::std::option::Option::None => #fb })),
+                    group(
+                        quote!(match &#id { ::std::option::Option::Some(__o) => *__o, ::std::option::Option::None => #fb }),
+                    ),
                     fty,
                 )
             }
@@ -468,10 +467,10 @@ impl Emitter<'_> {
                         let elem = if matches!(**inner, Expr::List(_)) {
                             quote!(*__b)
                         } else {
-                            quote!((*__b as i128))
+                            group(quote!(*__b as i128))
                         };
                         return Ok((
-                            quote!((#ts).iter().map(|__b| u8::try_from(#elem).map_err(|_| __io::ExprError(::std::format!("{} is not a byte value (0..=255)", __b)))).collect::<::std::result::Result<::std::vec::Vec<u8>, _>>() #q),
+                            quote!(#ts.iter().map(|__b| u8::try_from(#elem).map_err(|_| __io::ExprError(::std::format!("{} is not a byte value (0..=255)", __b)))).collect::<::std::result::Result<::std::vec::Vec<u8>, _>>() #q),
                             Ty::Bytes,
                         ));
                     }
@@ -491,7 +490,10 @@ impl Emitter<'_> {
                             let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
                             self.fallible.set(true);
                             return Ok((
-                                quote!((match &(#ts) { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }) #q),
+                                then(
+                                    quote!(match &#ts { #en::#vi(__c) => ::std::result::Result::Ok(__c), #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }),
+                                    &q,
+                                ),
                                 Ty::User(tn),
                             ));
                         }
@@ -510,12 +512,12 @@ impl Emitter<'_> {
                     (UnOp::Not, Ty::Bool) => {
                         match const_bool(e).or_else(|| const_ts(&ts).map(|b| !b)) {
                             Some(v) => (quote!(#v), Ty::Bool),
-                            None => (quote!((!#ts)), Ty::Bool),
+                            None => (group(quote!(!#ts)), Ty::Bool),
                         }
                     }
                     (UnOp::Neg, Ty::Int) => (quote!(#ts.wrapping_neg()), Ty::Int),
-                    (UnOp::Neg, Ty::Float) => (quote!((-#ts)), Ty::Float),
-                    (UnOp::BitNot, Ty::Int) => (quote!((!#ts)), Ty::Int),
+                    (UnOp::Neg, Ty::Float) => (group(quote!(-#ts)), Ty::Float),
+                    (UnOp::BitNot, Ty::Int) => (group(quote!(!#ts)), Ty::Int),
                     _ => return Err(mismatch(e)),
                 }
             }
@@ -533,7 +535,7 @@ impl Emitter<'_> {
                     (Some(false), ..) => return Ok((b, bt)),
                     (None, Some(x), Some(y)) if x == y => return Ok((quote!(#x), Ty::Bool)),
                     (None, Some(true), Some(false)) => return Ok((c, Ty::Bool)),
-                    (None, Some(false), Some(true)) => return Ok((quote!((!#c)), Ty::Bool)),
+                    (None, Some(false), Some(true)) => return Ok((group(quote!(!#c)), Ty::Bool)),
                     _ => {}
                 }
                 // Branches may be a borrowed field and an owned computed value: strings and
@@ -552,10 +554,10 @@ impl Emitter<'_> {
                     Ty::List(ref e) if matches!(**e, Ty::Int | Ty::Float) => {
                         (self.wide_list(a, ae, e), self.wide_list(b, be, e))
                     }
-                    Ty::List(_) => (quote!((#a)[..].to_vec()), quote!((#b)[..].to_vec())),
+                    Ty::List(_) => (quote!(#a[..].to_vec()), quote!(#b[..].to_vec())),
                     _ => (a, b),
                 };
-                (quote!((if #c { #a } else { #b })), at)
+                (group(quote!(if #c { #a } else { #b })), at)
             }
             _ => unreachable!("dispatched by the caller"),
         })
@@ -600,10 +602,21 @@ impl Emitter<'_> {
                                 );
                             }
                         }
-                        if *op == BinOp::And {
-                            (quote!((#at && #bt)), Ty::Bool)
+                        // A constant side that does not decide the value is dropped:
+                        // `true and x` is `x`, `x or false` is `x`; a constant left side that
+                        // decides it is the value (`false and x` is `false`).
+                        let k = |e: &Expr, ts: &TokenStream| const_bool(e).or_else(|| const_ts(ts));
+                        let and = *op == BinOp::And;
+                        match (k(a, &at), k(b, &bt)) {
+                            (Some(x), _) if x == and => return Ok((bt, Ty::Bool)),
+                            (Some(x), _) => return Ok((quote!(#x), Ty::Bool)),
+                            (None, Some(y)) if y == and => return Ok((at, Ty::Bool)),
+                            _ => {}
+                        }
+                        if and {
+                            (group(quote!(#at && #bt)), Ty::Bool)
                         } else {
-                            (quote!((#at || #bt)), Ty::Bool)
+                            (group(quote!(#at || #bt)), Ty::Bool)
                         }
                     }
                     _ if op.is_comparison() => {
@@ -611,7 +624,7 @@ impl Emitter<'_> {
                         // compare element by element as unsigned bytes, like Kaitai.
                         // Constants are folded: `x == true` is `x`, `x != true` is `!x`, and
                         // two integer literals compare here.
-                        if at.to_string() == bt.to_string()
+                        if operand_key(&at) == operand_key(&bt)
                             && aty != Ty::Float
                             && !at.to_string().contains('?')
                         {
@@ -631,13 +644,13 @@ impl Emitter<'_> {
                                 }
                                 (Some(k), None) => {
                                     return Ok((
-                                        if k == eq { bt } else { quote!((!#bt)) },
+                                        if k == eq { bt } else { group(quote!(!#bt)) },
                                         Ty::Bool,
                                     ))
                                 }
                                 (None, Some(k)) => {
                                     return Ok((
-                                        if k == eq { at } else { quote!((!#at)) },
+                                        if k == eq { at } else { group(quote!(!#at)) },
                                         Ty::Bool,
                                     ))
                                 }
@@ -663,6 +676,20 @@ impl Emitter<'_> {
                             at = quote!(AsRef::<[u8]>::as_ref(&#at));
                             bt = quote!(AsRef::<[u8]>::as_ref(&#bt));
                         }
+                        // A bit operation compared is written in parentheses, as a reader
+                        // expects (`(flags & 4) != 0`), though Rust needs none there.
+                        let bits = |e: &Expr| {
+                            matches!(
+                                e,
+                                Expr::Binary(BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor, ..)
+                            )
+                        };
+                        if bits(a) {
+                            at = quote!((#at));
+                        }
+                        if bits(b) {
+                            bt = quote!((#bt));
+                        }
                         let o = match op {
                             BinOp::Eq => quote!(==),
                             BinOp::Ne => quote!(!=),
@@ -671,7 +698,7 @@ impl Emitter<'_> {
                             BinOp::Gt => quote!(>),
                             _ => quote!(>=),
                         };
-                        (quote!((#at #o #bt)), Ty::Bool)
+                        (group(quote!(#at #o #bt)), Ty::Bool)
                     }
                     _ => {
                         if aty == Ty::Float && bty == Ty::Float && *op == BinOp::Mod {
@@ -689,7 +716,7 @@ impl Emitter<'_> {
                                 BinOp::Mul => quote!(*),
                                 _ => quote!(/),
                             };
-                            return Ok((quote!((#at #o #bt)), Ty::Float));
+                            return Ok((group(quote!(#at #o #bt)), Ty::Float));
                         }
                         if *op == BinOp::Add && aty == Ty::Str && bty == Ty::Str {
                             // String concatenation.
@@ -712,9 +739,9 @@ impl Emitter<'_> {
                             BinOp::Add => (quote!(#at.wrapping_add(#bt)), Ty::Int),
                             BinOp::Sub => (quote!(#at.wrapping_sub(#bt)), Ty::Int),
                             BinOp::Mul => (quote!(#at.wrapping_mul(#bt)), Ty::Int),
-                            BinOp::BitAnd => (quote!((#at & #bt)), Ty::Int),
-                            BinOp::BitOr => (quote!((#at | #bt)), Ty::Int),
-                            BinOp::BitXor => (quote!((#at ^ #bt)), Ty::Int),
+                            BinOp::BitAnd => (group(quote!(#at & #bt)), Ty::Int),
+                            BinOp::BitOr => (group(quote!(#at | #bt)), Ty::Int),
+                            BinOp::BitXor => (group(quote!(#at ^ #bt)), Ty::Int),
                             BinOp::Div | BinOp::Mod => {
                                 match lit {
                                     Some(v) if v != 0 => {
@@ -792,14 +819,14 @@ impl Emitter<'_> {
                             matches!(g.kind, FieldKind::User { .. } | FieldKind::Switch { .. })
                         });
                         if user && matches!(d, Derived::Bytes(_)) {
-                            quote!((#ts.#li.encoded_len() as i128))
+                            group(quote!(#ts.#li.encoded_len() as i128))
                         } else {
-                            quote!((#ts.#li.len() as i128))
+                            group(quote!(#ts.#li.len() as i128))
                         }
                     }
                     Derived::Stored(l, _) => {
                         let m = temp_for("produced_len", l);
-                        quote!((#ts.#m()))
+                        group(quote!(#ts.#m()))
                     }
                     Derived::Sum(..) => {
                         return Err((
@@ -818,14 +845,17 @@ impl Emitter<'_> {
             }
             let fty = self.field_ty(f);
             return Ok(match &fty {
-                Ty::Int => (quote!((#ts.#fi as i128)), Ty::Int),
-                Ty::Float => (quote!((#ts.#fi as f64)), Ty::Float),
+                Ty::Int => (group(quote!(#ts.#fi as i128)), Ty::Int),
+                Ty::Float => (group(quote!(#ts.#fi as f64)), Ty::Float),
                 Ty::Bool | Ty::Enum(_) => (quote!(#ts.#fi), fty.clone()),
                 Ty::Opt(inner) => {
                     let msg = format!("`{attr}` of `{tn}` is absent (its `if` is false)");
                     self.fallible.set(true);
                     elem_value(
-                        quote!((match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }) #q),
+                        then(
+                            quote!(match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }),
+                            &q,
+                        ),
                         (**inner).clone(),
                     )
                 }
@@ -840,7 +870,7 @@ impl Emitter<'_> {
                         self.fallible.set(true);
                         (quote!(#ts.#fi.value() #q), nt)
                     }
-                    None => (quote!((&#ts.#fi)), fty.clone()),
+                    None => (group(quote!(&#ts.#fi)), fty.clone()),
                 },
             });
         }
@@ -873,7 +903,7 @@ impl Emitter<'_> {
             };
             return Ok(match ty {
                 Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) => (call, ty),
-                other => (quote!((&#call)), other),
+                other => (group(quote!(&#call)), other),
             });
         }
         Err((
@@ -1015,11 +1045,11 @@ impl Emitter<'_> {
     /// or `f64`: a list literal or a param is one already.
     pub(super) fn wide_list(&self, ts: TokenStream, e: &Expr, elem: &Ty) -> TokenStream {
         match (self.is_wide_list(e, 0), elem) {
-            (true, _) => quote!((#ts).to_vec()),
+            (true, _) => quote!(#ts.to_vec()),
             (false, Ty::Float) => {
-                quote!((#ts).iter().map(|__e| *__e as f64).collect::<::std::vec::Vec<f64>>())
+                quote!(#ts.iter().map(|__e| *__e as f64).collect::<::std::vec::Vec<f64>>())
             }
-            _ => quote!((#ts).iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()),
+            _ => quote!(#ts.iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()),
         }
     }
 
@@ -1083,9 +1113,9 @@ impl Emitter<'_> {
                     }
                     quote!(#id)
                 }
-                Arg::Direct(id) => quote!((*#id)),
+                Arg::Direct(id) => group(quote!(*#id)),
                 Arg::Value(a) if p.context.is_some() => {
-                    ctx.push(if ctx_by_value(p) { a } else { quote!(&(#a)) });
+                    ctx.push(if ctx_by_value(p) { a } else { quote!(&#a) });
                     continue;
                 }
                 Arg::Value(a) => a,
@@ -1096,7 +1126,7 @@ impl Emitter<'_> {
                 Some(true) => quote!(!#v.#pi),
                 Some(false) => quote!(#v.#pi),
                 // Lists compare as slices (a list built here is not kept).
-                None if matches!(p.kind, ParamKind::List(_)) => quote!(#v.#pi[..] != (#a)[..]),
+                None if matches!(p.kind, ParamKind::List(_)) => quote!(#v.#pi[..] != #a[..]),
                 None => quote!(#v.#pi != #a),
             };
             checks.push(quote! {
@@ -1158,6 +1188,7 @@ impl Emitter<'_> {
             member_io: self.member_io,
             // Only expressions are typed with this emitter; no type is emitted.
             whole_types: HashSet::new(),
+            aligned_ends: self.aligned_ends,
             positional: self.positional,
             bitfield_views: Vec::new(),
             typed: crate::typed::TypedSchema::default(),
@@ -1212,7 +1243,10 @@ impl Emitter<'_> {
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
         self.fallible.set(true);
         Ok((
-            quote!((if #ct { ::std::result::Result::Ok(#ts) } else { ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }) #q),
+            then(
+                quote!(if #ct { ::std::result::Result::Ok(#ts) } else { ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }),
+                &q,
+            ),
             ty,
         ))
     }
@@ -1272,8 +1306,40 @@ fn int_to_f64(ts: TokenStream, e: &Expr) -> TokenStream {
             let l = Literal::f64_suffixed(*v as f64);
             quote!(#l)
         }
-        _ => quote!((#ts as f64)),
+        _ => group(quote!(#ts as f64)),
     }
+}
+
+/// The compiled expression `ts` as text in which its operands stay apart: an invisible
+/// group is written `⟨..⟩` (plain text drops it, so `⟨a + b⟩ * c` and `a + ⟨b * c⟩` would
+/// read the same).
+fn operand_key(ts: &TokenStream) -> String {
+    use proc_macro2::{Delimiter, TokenTree};
+    let mut out = String::new();
+    for t in ts.clone() {
+        match t {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::None => {
+                out.push('⟨');
+                out.push_str(&operand_key(&g.stream()));
+                out.push('⟩');
+            }
+            TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    Delimiter::Parenthesis => ('(', ')'),
+                    Delimiter::Brace => ('{', '}'),
+                    _ => ('[', ']'),
+                };
+                out.push(open);
+                out.push_str(&operand_key(&g.stream()));
+                out.push(close);
+            }
+            t => {
+                out.push_str(&t.to_string());
+                out.push(' ');
+            }
+        }
+    }
+    out
 }
 
 /// The value of the compiled condition `ts` when it is a literal `true` or `false` (an
@@ -1289,26 +1355,10 @@ fn const_ts(ts: &TokenStream) -> Option<bool> {
     }
 }
 
-/// A member access `(&x.f)` as the place `(x.f)` (a method call borrows it itself); any
-/// other expression as it is.
+/// A member access `&x.f` as the place `x.f` (a method call borrows it itself); any other
+/// expression as it is.
 fn unborrowed(ts: TokenStream) -> TokenStream {
-    use proc_macro2::{Delimiter, Group, TokenTree};
-    let mut it = ts.clone().into_iter();
-    if let (Some(TokenTree::Group(g)), None) = (it.next(), it.next()) {
-        if g.delimiter() == Delimiter::Parenthesis {
-            let mut inner = g.stream().into_iter();
-            if let Some(TokenTree::Punct(p)) = inner.next() {
-                if p.as_char() == '&' {
-                    let rest: TokenStream = inner.collect();
-                    let starts_with_amp = matches!(rest.clone().into_iter().next(), Some(TokenTree::Punct(q)) if q.as_char() == '&');
-                    if !starts_with_amp {
-                        return TokenTree::Group(Group::new(Delimiter::Parenthesis, rest)).into();
-                    }
-                }
-            }
-        }
-    }
-    ts
+    place_of(&ts).unwrap_or(ts)
 }
 
 /// The operands of a binary operator, an integer beside a float made a float (as Kaitai
@@ -1340,10 +1390,7 @@ fn mismatch(e: &Expr) -> (String, String) {
 #[allow(clippy::type_complexity)]
 fn size_lit(te: &TExpr) -> Result<(TokenStream, Ty), (String, String)> {
     match te.node {
-        Node::Size(v) => {
-            let l = Literal::i128_unsuffixed(v as i128);
-            Ok((quote!((#l as i128)), Ty::Int))
-        }
+        Node::Size(v) => Ok((int_lit(v as i128), Ty::Int)),
         _ => Err((
             "internal: a size without its value in the typed tree".into(),
             String::new(),

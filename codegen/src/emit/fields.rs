@@ -218,8 +218,12 @@ impl Emitter<'_> {
         } = p;
         let fid = f.id.as_str();
         let bit_field = crate::bits::is_bit_field(f);
-        if f.at.is_some() {
-            // Read at a position of its stream: the sequence's bit state is untouched.
+        // The bit fields before `f` fill whole bytes, and the reader is known to be at that
+        // phase: no padding bits to skip or keep.
+        let whole_bytes = self.aligned_ends && *phase == Some(0);
+        if f.at.is_some() || whole_bytes {
+            // Read at a position of its stream (the sequence's bit state is untouched), or
+            // on a byte boundary already.
         } else if *unaligned && !bit_field && !f.strict {
             // Kaitai's rules: the padding bits may be anything; they are kept and put
             // back on write.
@@ -466,7 +470,7 @@ impl Emitter<'_> {
             let check = valid_r.clone().map(|c| quote! {
                 {
                     let __v = &__v;
-                    if !(#c) {
+                    if #c {
                         return Err(__io::DecodeError::not_valid(__el_at, #shown, #rule_id) #idx .in_field(#fid));
                     }
                 }
@@ -593,7 +597,7 @@ impl Emitter<'_> {
                     )
                 });
             let (acc, sum_wide) = if narrow {
-                (quote!(u64), quote!((__sum as i128)))
+                (quote!(u64), group(quote!(__sum as i128)))
             } else {
                 (quote!(i128), quote!(__sum))
             };
@@ -708,7 +712,7 @@ impl Emitter<'_> {
                 let stop = match &f.repeat {
                     Repeat::Until(u) => {
                         let (ety, c) = self.until_cond(f, u, &rscope)?;
-                        let bind = bind_elem(&ety, quote!((&__list[__list.len() - 1])));
+                        let bind = bind_elem(&ety, group(quote!(&__list[__list.len() - 1])));
                         quote! { { #bind if #c { break; } } }
                     }
                     _ => quote!(),
@@ -901,7 +905,7 @@ impl Emitter<'_> {
         let wcheck = valid_w
             .map(|c| {
                 quote! {
-                    if !(#c) {
+                    if #c {
                         return Err(__io::EncodeError::not_valid(#shown, #rule_id));
                     }
                 }
@@ -939,8 +943,9 @@ impl Emitter<'_> {
                     {
                         let c =
                             self.expect_ty(e, &wscope, &format!("{kp}.repeat-expr"), Ty::Int)?;
+                        let found = group(quote!(__val.len() as i128));
                         quote! {
-                            if (__val.len() as i128) != #c {
+                            if #found != #c {
                                 return Err(__io::EncodeError::new(__io::EncodeErrorKind::CountMismatch { expected: u64::try_from(#c).unwrap_or(u64::MAX), found: __val.len() }).in_field(#fid));
                             }
                         }

@@ -7,7 +7,7 @@
 //! that captures copies of the fields and params it uses (the reader's locals of the same
 //! names), so the same statements run at `__r`, a reader of the kept stream.
 
-use super::Emitter;
+use super::{group, Emitter};
 use crate::ir::{Field, TypeDef};
 use crate::names::field_ident;
 use proc_macro2::TokenStream;
@@ -112,7 +112,7 @@ pub(super) fn write_bind(
     let (src, rebind) = if by_value {
         (quote!(#id), quote!(let #id2 = *#id2;))
     } else {
-        (quote!((*#id)), quote!())
+        (group(quote!(*#id)), quote!())
     };
     let wrap = move |stmt: TokenStream| {
         quote! {

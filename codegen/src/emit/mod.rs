@@ -42,6 +42,7 @@ mod fields;
 mod io_of;
 mod lazy;
 mod modbits;
+pub(crate) mod module_options;
 mod num_switch;
 mod positional;
 mod proc;
@@ -138,6 +139,9 @@ pub(crate) struct Emitter<'s> {
     member_io: bool,
     /// The types that always end on a byte boundary (computed once for the schema).
     whole_types: HashSet<String>,
+    /// Whether every type of the schema ends on a byte boundary, so that the static bit
+    /// phase is the reader's (`crate::bits::every_type_ends_aligned`; computed once).
+    aligned_ends: bool,
     /// Whether any type of the schema has a positional instance (computed once).
     positional: bool,
     /// The modular-bitfield views of the types emitted so far (option
@@ -244,6 +248,7 @@ impl<'s> Emitter<'s> {
             opts: crate::Options::default(),
             member_io: crate::instances::uses_member_io(s),
             whole_types: crate::shape::whole_byte_types(s),
+            aligned_ends: crate::bits::every_type_ends_aligned(s),
             positional: s
                 .types
                 .iter()
@@ -575,37 +580,182 @@ fn ctx_by_value(p: &Param) -> bool {
 /// that type: numbers widened, strings and bytes owned, user values and lists copied.
 fn convert_arg(ts: TokenStream, want: &Ty) -> TokenStream {
     match want {
-        Ty::Float => quote!(((#ts) as f64)),
+        Ty::Float => group(quote!(#ts as f64)),
         Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
         Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
-        Ty::User(_) => quote!((#ts).clone()),
+        Ty::User(_) => quote!(#ts.clone()),
         Ty::List(e) => match &**e {
             Ty::Int => {
-                quote!((#ts).iter().map(|__x| (*__x) as i128).collect::<::std::vec::Vec<i128>>())
+                quote!(#ts.iter().map(|__x| *__x as i128).collect::<::std::vec::Vec<i128>>())
             }
             Ty::Float => {
-                quote!((#ts).iter().map(|__x| (*__x) as f64).collect::<::std::vec::Vec<f64>>())
+                quote!(#ts.iter().map(|__x| *__x as f64).collect::<::std::vec::Vec<f64>>())
             }
-            Ty::Bool | Ty::Enum(_) => quote!((#ts).iter().copied().collect::<::std::vec::Vec<_>>()),
+            Ty::Bool | Ty::Enum(_) => quote!(#ts.iter().copied().collect::<::std::vec::Vec<_>>()),
             Ty::Str => {
-                quote!((#ts).iter().map(|__x| ::std::string::String::from(AsRef::<str>::as_ref(__x))).collect::<::std::vec::Vec<_>>())
+                quote!(#ts.iter().map(|__x| ::std::string::String::from(AsRef::<str>::as_ref(__x))).collect::<::std::vec::Vec<_>>())
             }
             Ty::Bytes => {
-                quote!((#ts).iter().map(|__x| AsRef::<[u8]>::as_ref(__x).to_vec()).collect::<::std::vec::Vec<_>>())
+                quote!(#ts.iter().map(|__x| AsRef::<[u8]>::as_ref(__x).to_vec()).collect::<::std::vec::Vec<_>>())
             }
-            _ => quote!((#ts).to_vec()),
+            _ => quote!(#ts.to_vec()),
         },
         _ => ts,
     }
+}
+
+/// One expression as one operand: `ts` in an invisible group (`Delimiter::None`). syn reads
+/// the group as one expression wherever it is put (`Expr::Group`), and prettyplease prints
+/// parentheses around it only where the operators beside it need them, so the expression
+/// compiler writes no parentheses of its own.
+pub(crate) fn group(ts: TokenStream) -> TokenStream {
+    proc_macro2::TokenTree::Group(proc_macro2::Group::new(proc_macro2::Delimiter::None, ts)).into()
+}
+
+/// `ts` as one operand followed by `rest` (`?`, `.map_err(..)?`): `match x { .. }?`.
+pub(crate) fn then(ts: TokenStream, rest: &TokenStream) -> TokenStream {
+    let g = group(ts);
+    quote!(#g #rest)
+}
+
+/// The integer `v` as an `i128` literal (`4_i128`); a negative one is an operand.
+pub(crate) fn int_lit(v: i128) -> TokenStream {
+    let l = syn::LitInt::new(
+        &format!("{}_i128", v.unsigned_abs()),
+        proc_macro2::Span::call_site(),
+    );
+    if v < 0 {
+        group(quote!(-#l))
+    } else {
+        quote!(#l)
+    }
+}
+
+/// The number `v` as an `f64` literal (`2.5_f64`); a negative one is an operand.
+pub(crate) fn float_lit(v: f64) -> TokenStream {
+    let digits = Literal::f64_unsuffixed(v.abs()).to_string();
+    let l = syn::LitFloat::new(&format!("{digits}_f64"), proc_macro2::Span::call_site());
+    if v.is_sign_negative() {
+        group(quote!(-#l))
+    } else {
+        quote!(#l)
+    }
+}
+
+/// The place `x` of a reference `&x` made by [`group`] (`⟨&x⟩`, `x` not itself a
+/// reference), as one operand; any other expression gives `None`.
+pub(crate) fn place_of(ts: &TokenStream) -> Option<TokenStream> {
+    use proc_macro2::{Delimiter, TokenTree};
+    let mut it = ts.clone().into_iter();
+    let (Some(TokenTree::Group(g)), None) = (it.next(), it.next()) else {
+        return None;
+    };
+    if g.delimiter() != Delimiter::None {
+        return None;
+    }
+    let mut inner = g.stream().into_iter();
+    match inner.next() {
+        Some(TokenTree::Punct(p)) if p.as_char() == '&' => {}
+        _ => return None,
+    }
+    let rest: TokenStream = inner.collect();
+    let starts_with_amp =
+        matches!(rest.clone().into_iter().next(), Some(TokenTree::Punct(q)) if q.as_char() == '&');
+    (!starts_with_amp).then(|| group(rest))
+}
+
+/// Statements ending in a value, as one expression: a block when there are statements (a
+/// `;` at the top level), the value itself when there are none.
+pub(crate) fn block_value(ts: TokenStream) -> TokenStream {
+    use proc_macro2::TokenTree;
+    let statements = ts
+        .clone()
+        .into_iter()
+        .any(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ';'));
+    if statements {
+        quote!({ #ts })
+    } else {
+        group(ts)
+    }
+}
+
+/// The emitted module `file` with every invisible group ([`group`]) replaced by the
+/// expression it holds, also in the arguments of `format!`-like macros, so that the
+/// printer decides each operand's parentheses from the expression tree alone (prettyplease
+/// and syn put the ones precedence needs; prettyplease does not see a cast through a group,
+/// and would print `⟨x as i128⟩ < y` without the parentheses it needs there).
+pub(crate) fn ungroup(file: &mut syn::File) {
+    use syn::punctuated::Punctuated;
+    use syn::visit_mut::VisitMut;
+    struct Ungroup;
+    impl VisitMut for Ungroup {
+        fn visit_expr_mut(&mut self, e: &mut syn::Expr) {
+            while let syn::Expr::Group(g) = e {
+                let inner = std::mem::replace(&mut *g.expr, syn::Expr::PLACEHOLDER);
+                *e = inner;
+            }
+            syn::visit_mut::visit_expr_mut(self, e);
+        }
+
+        fn visit_macro_mut(&mut self, m: &mut syn::Macro) {
+            let name = m.path.segments.last().map(|s| s.ident.to_string());
+            if !matches!(
+                name.as_deref(),
+                Some("format" | "write" | "writeln" | "panic" | "print" | "println" | "eprintln")
+            ) {
+                return;
+            }
+            let Ok(mut args) =
+                m.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
+            else {
+                return;
+            };
+            for a in args.iter_mut() {
+                self.visit_expr_mut(a);
+            }
+            m.tokens = quote!(#args);
+        }
+    }
+    Ungroup.visit_file_mut(file);
+}
+
+/// The name of a macro in `file` whose tokens still hold an invisible group ([`group`]),
+/// which would print as plain tokens without the parentheses it may need; `None` when there
+/// is none (what the emitter and [`ungroup`] make sure of).
+pub(crate) fn group_in_macro(file: &syn::File) -> Option<String> {
+    use proc_macro2::{Delimiter, TokenTree};
+    fn holds_group(ts: &TokenStream) -> bool {
+        ts.clone().into_iter().any(|t| match t {
+            TokenTree::Group(g) => g.delimiter() == Delimiter::None || holds_group(&g.stream()),
+            _ => false,
+        })
+    }
+    struct Find(Option<String>);
+    impl<'a> syn::visit::Visit<'a> for Find {
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            if self.0.is_none() && holds_group(&m.tokens) {
+                self.0 = Some(
+                    m.path
+                        .segments
+                        .last()
+                        .map(|s| s.ident.to_string())
+                        .unwrap_or_default(),
+                );
+            }
+        }
+    }
+    let mut f = Find(None);
+    syn::visit::Visit::visit_file(&mut f, file);
+    f.0
 }
 
 /// A list element given by `reference` (a `&T` expression) as an expression value of type
 /// `elem`: numbers widened, conditions and enums copied, everything else borrowed.
 fn elem_value(reference: TokenStream, elem: Ty) -> (TokenStream, Ty) {
     match elem {
-        Ty::Int => (quote!((*#reference as i128)), Ty::Int),
-        Ty::Float => (quote!((*#reference as f64)), Ty::Float),
-        Ty::Bool | Ty::Enum(_) => (quote!((*#reference)), elem),
+        Ty::Int => (group(quote!(*#reference as i128)), Ty::Int),
+        Ty::Float => (group(quote!(*#reference as f64)), Ty::Float),
+        Ty::Bool | Ty::Enum(_) => (group(quote!(*#reference)), elem),
         other => (reference, other),
     }
 }
@@ -614,7 +764,12 @@ fn bind_elem(ty: &Ty, reference: TokenStream) -> TokenStream {
     let el = temp("elem");
     match ty {
         Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => {
-            quote! { let #el = *#reference; let _ = #el; }
+            // A copy of the place itself where the reference is `&place`.
+            let value = match place_of(&reference) {
+                Some(place) => place,
+                None => quote!(*#reference),
+            };
+            quote! { let #el = #value; let _ = #el; }
         }
         _ => quote! { let #el = #reference; let _ = #el; },
     }
@@ -705,4 +860,74 @@ fn read_method(bytes: u8, signed: bool, float: bool, endian: Endian) -> proc_mac
 
 fn write_method(bytes: u8, signed: bool, float: bool, endian: Endian) -> proc_macro2::Ident {
     method("write", bytes, signed, float, endian)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `items` (statements in a function body) as the generator prints them.
+    fn printed(items: TokenStream) -> String {
+        let mut file: syn::File = syn::parse2(quote!(fn f() { #items })).unwrap();
+        ungroup(&mut file);
+        assert_eq!(group_in_macro(&file), None);
+        let text = prettyplease::unparse(&file);
+        let body: Vec<&str> = text.lines().skip(1).map(str::trim).collect();
+        body[..body.len() - 1].join(" ")
+    }
+
+    #[test]
+    fn operands_get_the_parentheses_precedence_needs_and_no_more() {
+        let sum = group(quote!(a + b));
+        let product = group(quote!(#sum * c));
+        let cast = group(quote!(x as i128));
+        let neg = int_lit(-5);
+        let five = int_lit(5);
+        let less = group(quote!(#cast < #neg));
+        let call = then(
+            quote!(match v {
+                Some(x) => Ok(x),
+                None => Err(e),
+            }),
+            &quote!(?),
+        );
+        assert_eq!(
+            printed(quote! {
+                let p = #product;
+                let q = f(#sum, #product);
+                let r = #sum.wrapping_add(#five);
+                let s = #neg.wrapping_add(#cast);
+                if #less {}
+                let t = format!("{} {}", #product, #less);
+                let u = #call;
+            }),
+            "let p = (a + b) * c; let q = f(a + b, (a + b) * c); \
+             let r = (a + b).wrapping_add(5_i128); let s = (-5_i128).wrapping_add(x as i128); \
+             if (x as i128) < -5_i128 {} let t = format!(\"{} {}\", (a + b) * c, (x as i128) < -5_i128); \
+             let u = match v { Some(x) => Ok(x), None => Err(e), }?;"
+        );
+    }
+
+    #[test]
+    fn literals_are_typed_at_their_source() {
+        assert_eq!(int_lit(4).to_string(), "4_i128");
+        let min = int_lit(-128);
+        assert_eq!(printed(quote!(let a = #min;)), "let a = -128_i128;");
+        assert_eq!(float_lit(2.5).to_string(), "2.5_f64");
+        assert_eq!(float_lit(2.0).to_string(), "2.0_f64");
+    }
+
+    #[test]
+    fn a_reference_to_a_place_gives_the_place() {
+        let r = group(quote!(&list[i]));
+        assert_eq!(place_of(&r).map(|p| p.to_string()), Some("list [i]".into()));
+        assert!(place_of(&group(quote!(&&x))).is_none());
+        assert!(place_of(&quote!(&x)).is_none());
+        let one = block_value(quote!(f(x)));
+        let two = block_value(quote!(let y = 1; f(y)));
+        assert_eq!(
+            printed(quote!(let a = #one; let b = #two;)),
+            "let a = f(x); let b = { let y = 1; f(y) };"
+        );
+    }
 }

@@ -2,7 +2,7 @@
 //! position and back, the writer's queue of instances, the kept `_io.pos`/`_io.size` (see
 //! `crate::instances` for the order they are read in and what uses `_io`).
 
-use super::{Emitter, Scope, Ty};
+use super::{group, Emitter, Scope, Ty};
 use crate::derive::{placed_instances, Placed};
 use crate::instances::{keeps_io_end, keeps_read_pos, uses_io};
 use crate::ir::{Endian, Field, FieldKind, Positional};
@@ -32,7 +32,7 @@ pub(crate) fn io_attr(
         // A value instance: the type's stream as it was when its `seq` had been read.
         (false, false, "pos") => (quote!(self.__io_end.0), Ty::Int),
         (false, false, "size") => (quote!(self.__io_end.1), Ty::Int),
-        (false, false, "eof") => (quote!((self.__io_end.0 >= self.__io_end.1)), Ty::Bool),
+        (false, false, "eof") => (group(quote!(self.__io_end.0 >= self.__io_end.1)), Ty::Bool),
         _ => {
             return Err((
                 format!("`_io` has no member `{attr}`"),
@@ -327,6 +327,9 @@ pub(crate) fn member_io(value: TokenStream, attr: &str) -> (TokenStream, Ty) {
     match attr {
         "pos" => (quote!(#value.__io_end.0), Ty::Int),
         "size" => (quote!(#value.__io_end.1), Ty::Int),
-        _ => (quote!((#value.__io_end.0 >= #value.__io_end.1)), Ty::Bool),
+        _ => (
+            group(quote!(#value.__io_end.0 >= #value.__io_end.1)),
+            Ty::Bool,
+        ),
     }
 }

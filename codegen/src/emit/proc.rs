@@ -51,7 +51,10 @@ impl Emitter<'_> {
                             let b = Literal::u8_suffixed((*v & 0xff) as u8);
                             quote!(let __key: &[u8] = &[#b];)
                         }
-                        _ => quote!(let __key: &[u8] = &[((#ts) & 0xff) as u8];),
+                        _ => {
+                            let low = group(quote!(#ts & 0xff));
+                            quote!(let __key: &[u8] = &[#low as u8];)
+                        }
                     },
                     Ty::Bytes => quote!(let __key: &[u8] = AsRef::<[u8]>::as_ref(&#ts);),
                     other => {

@@ -8,6 +8,7 @@
 //! data exactly as the writer derives them). `docs/schema-language.md` ("Dynamic view") is
 //! the reference.
 
+use super::group;
 use crate::derive::Derived;
 use crate::ir::*;
 use crate::names::{field_ident, type_ident};
@@ -144,7 +145,7 @@ pub(crate) fn derived_value(t: &TypeDef, d: &Derived) -> TokenStream {
     match d {
         Derived::Count(list) => {
             let l = field_ident(list);
-            quote!((self.#l.len() as i128))
+            group(quote!(self.#l.len() as i128))
         }
         Derived::Bytes(target) => {
             let l = field_ident(target);
@@ -152,9 +153,9 @@ pub(crate) fn derived_value(t: &TypeDef, d: &Derived) -> TokenStream {
                 matches!(g.kind, FieldKind::User { .. } | FieldKind::Switch { .. })
             });
             if user {
-                quote!((self.#l.encoded_len() as i128))
+                group(quote!(self.#l.encoded_len() as i128))
             } else {
-                quote!((self.#l.len() as i128))
+                group(quote!(self.#l.len() as i128))
             }
         }
         Derived::Sum(list, field) => {

@@ -20,7 +20,7 @@
 //! [`ByteReader::take_run`]: statepack_runtime::io::ByteReader::take_run
 //! [`ByteReader::has_run_bits`]: statepack_runtime::io::ByteReader::has_run_bits
 
-use super::{int_ty, Emitter};
+use super::{group, int_ty, Emitter};
 use crate::ir::*;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
@@ -558,7 +558,8 @@ fn number_into(v: &ByteVal, value: TokenStream, off: usize) -> TokenStream {
     };
     let o = lit(off);
     let end = lit(off + bytes as usize);
-    quote!(__b[#o..#end].copy_from_slice(&(#value).#to());)
+    let value = group(value);
+    quote!(__b[#o..#end].copy_from_slice(&#value.#to());)
 }
 
 fn byte_run_write(run: &[Member]) -> TokenStream {
@@ -574,7 +575,7 @@ fn byte_run_write(run: &[Member]) -> TokenStream {
         };
         // A conditional field is written from the value its `Option` holds.
         let src = match cond {
-            Some(_) => quote!((*__val)),
+            Some(_) => group(quote!(*__val)),
             None => m.src.clone(),
         };
         body.push(match v {

@@ -501,16 +501,16 @@ impl Emitter<'_> {
                 let value = match d {
                     Derived::Count(list) => {
                         let l = field_ident(list);
-                        quote!((self.#l.len() as i128))
+                        group(quote!(self.#l.len() as i128))
                     }
                     Derived::Bytes(target) => {
                         let g = t.fields.iter().find(|g| &g.id == target)?;
                         let l = field_ident(target);
                         match &g.kind {
                             FieldKind::User { .. } | FieldKind::Switch { .. } => {
-                                quote!((self.#l.encoded_len() as i128))
+                                group(quote!(self.#l.encoded_len() as i128))
                             }
-                            _ => quote!((self.#l.len() as i128)),
+                            _ => group(quote!(self.#l.len() as i128)),
                         }
                     }
                     Derived::Sum(list, field) => {

@@ -118,7 +118,7 @@ impl Emitter<'_> {
                     let body = match &**e {
                         Ty::Int | Ty::Float => self.wide_list(ts, &inst.value.expr, e),
                         _ => {
-                            quote!((#ts).iter().map(|__e| #conv).collect::<::std::vec::Vec<#ety>>())
+                            quote!(#ts.iter().map(|__e| #conv).collect::<::std::vec::Vec<#ety>>())
                         }
                     };
                     (
@@ -136,7 +136,7 @@ impl Emitter<'_> {
                     let ti = type_ident(tn);
                     (
                         quote!(&[#ti]),
-                        quote!(&(#ts)[..]),
+                        quote!(&#ts[..]),
                         quote!(__rf::Value::List(
                             __x.iter().map(|__e| __rf::Value::Struct(__e)).collect()
                         )),

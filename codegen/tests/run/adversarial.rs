@@ -159,7 +159,7 @@ impl Adversarial {
                     {
                         let __elem = __list[__list.len() - 1];
                         let _ = __elem;
-                        if (__elem as i128) == 0_i128 {
+                        if __elem as i128 == 0_i128 {
                             break;
                         }
                     }
@@ -195,8 +195,8 @@ impl Adversarial {
                     ::std::option::Option<::std::boxed::Box<Node>>,
                     ::statepack_runtime::io::DecodeError,
                 > {
-                    let node: ::std::option::Option<::std::boxed::Box<Node>> = if (node_ofs
-                        as i128) != 65535_i128
+                    let node: ::std::option::Option<::std::boxed::Box<Node>> = if node_ofs
+                        as i128 != 65535_i128
                     {
                         Some({
                             let __p: i128 = node_ofs as i128;
@@ -292,7 +292,7 @@ impl Adversarial {
             for (__j, __e) in __val.iter().enumerate() {
                 let __elem = *__e;
                 let _ = __elem;
-                if ((__elem as i128) == 0_i128) != (__j + 1 == __val.len()) {
+                if (__elem as i128 == 0_i128) != (__j + 1 == __val.len()) {
                     return Err(
                         __io::EncodeError::new(__io::EncodeErrorKind::UntilMismatch {
                                 condition: "_ == 0",
@@ -324,7 +324,7 @@ impl Adversarial {
                     let __w = &mut __tw;
                     if let ::std::option::Option::Some(__v) = __io::present(
                         node,
-                        (node_ofs as i128) != 65535_i128,
+                        node_ofs as i128 != 65535_i128,
                         "node",
                         "node_ofs != 0xffff",
                     )? {
@@ -552,8 +552,8 @@ impl Node {
                     ::std::option::Option<::std::boxed::Box<Node>>,
                     ::statepack_runtime::io::DecodeError,
                 > {
-                    let next: ::std::option::Option<::std::boxed::Box<Node>> = if (next_ofs
-                        as i128) != 0_i128
+                    let next: ::std::option::Option<::std::boxed::Box<Node>> = if next_ofs
+                        as i128 != 0_i128
                     {
                         Some({
                             let __p: i128 = next_ofs as i128;
@@ -592,8 +592,8 @@ impl Node {
         let next = self.next.get().ok();
         {
             let mut __b = [0u8; 3];
-            __b[0..2].copy_from_slice(&(self.next_ofs).to_le_bytes());
-            __b[2..3].copy_from_slice(&(self.value).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.next_ofs.to_le_bytes());
+            __b[2..3].copy_from_slice(&self.value.to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(next) = next {
@@ -606,7 +606,7 @@ impl Node {
                     let __w = &mut __tw;
                     if let ::std::option::Option::Some(__v) = __io::present(
                         next,
-                        (next_ofs as i128) != 0_i128,
+                        next_ofs as i128 != 0_i128,
                         "next",
                         "next_ofs != 0",
                     )? {

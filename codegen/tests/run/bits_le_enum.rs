@@ -103,39 +103,17 @@ impl __rf::ToValue for Mode {
 /// The root type of the schema.
 ///
 /// Schema: `codegen/tests/run/bits_le_enum.ksy` line 1.
-#[derive(Clone, Default, __serde::Serialize, __serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct BitsLeEnum {
     /// Schema: `codegen/tests/run/bits_le_enum.ksy` line 5.
     pub mode: Mode,
     /// Schema: `codegen/tests/run/bits_le_enum.ksy` line 8.
     pub level: u8,
-    #[doc(hidden)]
-    /// The padding bits before `after` (after bit fields), as read; written back.
-    #[serde(default)]
-    pub __pad_after: u8,
     /// Schema: `codegen/tests/run/bits_le_enum.ksy` line 10.
     pub after: u8,
     /// Schema: `codegen/tests/run/bits_le_enum.ksy` line 12.
     pub inner: BeBits,
-}
-impl ::core::cmp::PartialEq for BitsLeEnum {
-    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
-    fn eq(&self, other: &Self) -> bool {
-        self.mode == other.mode && self.level == other.level && self.after == other.after
-            && self.inner == other.inner
-    }
-}
-impl ::core::fmt::Debug for BitsLeEnum {
-    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
-    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        __f.debug_struct("BitsLeEnum")
-            .field("mode", &self.mode)
-            .field("level", &self.level)
-            .field("after", &self.after)
-            .field("inner", &self.inner)
-            .finish_non_exhaustive()
-    }
 }
 impl BitsLeEnum {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -164,18 +142,9 @@ impl BitsLeEnum {
         };
         let level: u8 = __r
             .leaf("level", |__r| __r.read_bits_le(5u32).map(|__b| __b as u8))?;
-        let __pad_after: u8 = __r.align_to_byte_keep();
         let after: u8 = __r.leaf("after", |__r| __r.read_u8())?;
         let inner: BeBits = __r.node("inner", BeBits::read_from)?;
-        Ok(
-            __put(Self {
-                mode,
-                level,
-                __pad_after,
-                after,
-                inner,
-            }),
-        )
+        Ok(__put(Self { mode, level, after, inner }))
     }
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
@@ -195,7 +164,6 @@ impl BitsLeEnum {
             __w.write_bits_le(u64::from(*__v), 5u32)
                 .map_err(|e: __io::EncodeError| e.in_field("level"))?;
         }
-        __w.align_to_byte_with(self.__pad_after);
         {
             let __v = &self.after;
             __w.write_u8(*__v);

@@ -116,7 +116,7 @@ impl BitsPadding {
             let __v = &self.inner;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != 1_i128 {
+                    if __v.encoded_len() as i128 != 1_i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;
@@ -318,7 +318,7 @@ impl ThreeBits {
     pub fn encoded_len(&self) -> usize {
         let mut __bits: usize = 0;
         __bits += 3usize;
-        __bits = __bits.div_ceil(8) * 8 + 8 * (self.__unread.len());
+        __bits = __bits.div_ceil(8) * 8 + 8 * self.__unread.len();
         __bits.div_ceil(8)
     }
 }

@@ -46,7 +46,7 @@ impl ContentsCast {
             __v
         };
         let magic: ::std::vec::Vec<u8> = ::std::vec::Vec::from(b"CC");
-        let body: ::std::option::Option<::std::vec::Vec<u8>> = if (magic.len() as i128)
+        let body: ::std::option::Option<::std::vec::Vec<u8>> = if magic.len() as i128
             == 2_i128
         {
             Some(__r.leaf("body", |__r| __r.take_sized(1_i128).map(|b| b.to_vec()))?)
@@ -69,13 +69,13 @@ impl ContentsCast {
         __w.write_bytes(b"CC");
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.body,
-            (magic.len() as i128) == 2_i128,
+            magic.len() as i128 == 2_i128,
             "body",
             "magic.size == 2",
         )? {
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != 1_i128 {
+                    if __v.len() as i128 != 1_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(1_i128).unwrap_or(u64::MAX),
@@ -93,13 +93,15 @@ impl ContentsCast {
             let __v = &self.given;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if __v.nums[..] != (::std::vec::Vec::from([7_i128, 300_i128]))[..] {
+                    if __v.nums[..] != ::std::vec::Vec::from([7_i128, 300_i128])[..] {
                         return Err(
                             __io::EncodeError::new(
                                 __io::EncodeErrorKind::Semantic(
                                     format!(
                                         "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "nums", __v.nums, ::std::vec::Vec::from([7_i128, 300_i128])
+                                        "nums",
+                                        __v.nums,
+                                        ::std::vec::Vec::from([7_i128, 300_i128]),
                                     ),
                                 ),
                             ),
@@ -232,8 +234,8 @@ impl TakesList {
         __r: &mut __io::ByteReader<'_, T>,
         nums: ::std::vec::Vec<i128>,
     ) -> Result<Self, __io::DecodeError> {
-        let first: ::std::option::Option<u8> = if (*__io::expr_at(&nums[..], 1_i128)
-            .map_err(|__e| __e.decode_at(__r.offset()).in_field("first"))? as i128)
+        let first: ::std::option::Option<u8> = if *__io::expr_at(&nums[..], 1_i128)
+            .map_err(|__e| __e.decode_at(__r.offset()).in_field("first"))? as i128
             == 300_i128
         {
             Some(__r.leaf("first", |__r| __r.read_u8())?)
@@ -247,7 +249,7 @@ impl TakesList {
         let nums = &self.nums;
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.first,
-            (*__io::expr_at(&nums[..], 1_i128).map_err(__io::ExprError::encode)? as i128)
+            *__io::expr_at(&nums[..], 1_i128).map_err(__io::ExprError::encode)? as i128
                 == 300_i128,
             "first",
             "nums[1] == 300",

@@ -100,7 +100,7 @@ impl Context {
                     header.name_len as i128,
                     sizes
                         .iter()
-                        .map(|__x| (*__x) as i128)
+                        .map(|__x| *__x as i128)
                         .collect::<::std::vec::Vec<i128>>(),
                 ),
             )?;
@@ -127,7 +127,7 @@ impl Context {
                     __r,
                     sizes
                         .iter()
-                        .map(|__x| (*__x) as i128)
+                        .map(|__x| *__x as i128)
                         .collect::<::std::vec::Vec<i128>>(),
                 ),
             )?;
@@ -140,7 +140,7 @@ impl Context {
                     header.clone(),
                     sizes
                         .iter()
-                        .map(|__x| (*__x) as i128)
+                        .map(|__x| *__x as i128)
                         .collect::<::std::vec::Vec<i128>>(),
                 ),
             )?;
@@ -192,8 +192,8 @@ impl Context {
         }
         {
             let mut __b = [0u8; 2];
-            __b[0..1].copy_from_slice(&(self.sizes[0]).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.sizes[1]).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.sizes[0].to_le_bytes());
+            __b[1..2].copy_from_slice(&self.sizes[1].to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
@@ -202,10 +202,10 @@ impl Context {
                     __w,
                     header.count as i128,
                     header.name_len as i128,
-                    &(sizes
+                    &sizes
                         .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>()),
+                        .map(|__x| *__x as i128)
+                        .collect::<::std::vec::Vec<i128>>(),
                 )
                 .map_err(|e: __io::EncodeError| e.in_field("index"))?;
         }
@@ -261,10 +261,10 @@ impl Context {
             let __v = &self.mediator;
             __v.write_with_context(
                     __w,
-                    &(sizes
+                    &sizes
                         .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>()),
+                        .map(|__x| *__x as i128)
+                        .collect::<::std::vec::Vec<i128>>(),
                 )
                 .map_err(|e: __io::EncodeError| e.in_field("mediator"))?;
         }
@@ -282,25 +282,31 @@ impl Context {
                                 __io::EncodeErrorKind::Semantic(
                                     format!(
                                         "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "head", __v.head, header.clone()
+                                        "head",
+                                        __v.head,
+                                        header.clone(),
                                     ),
                                 ),
                             ),
                         );
                     }
                     if __v.lens[..]
-                        != (sizes
+                        != sizes
                             .iter()
-                            .map(|__x| (*__x) as i128)
-                            .collect::<::std::vec::Vec<i128>>())[..]
+                            .map(|__x| *__x as i128)
+                            .collect::<::std::vec::Vec<i128>>()[..]
                     {
                         return Err(
                             __io::EncodeError::new(
                                 __io::EncodeErrorKind::Semantic(
                                     format!(
                                         "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "lens", __v.lens, sizes.iter().map(| __x | (* __x) as i128)
-                                        .collect:: < ::std::vec::Vec < i128 > > ()
+                                        "lens",
+                                        __v.lens,
+                                        sizes
+                                            .iter()
+                                            .map(|__x| *__x as i128)
+                                            .collect::<::std::vec::Vec<i128>>(),
                                     ),
                                 ),
                             ),
@@ -319,7 +325,7 @@ impl Context {
                     let __sw: i128 = kind as i128;
                     match __v {
                         ContextPicked::Counted(__x) => {
-                            if !(__sw == 1_i128 || __sw == 3_i128) {
+                            if __sw != 1_i128 && __sw != 3_i128 {
                                 return Err(
                                     __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {
                                         selected: __sw.to_string(),
@@ -328,16 +334,18 @@ impl Context {
                                 );
                             }
                             if __x.n
-                                != (*__io::expr_at(&sizes[..], 0_i128)
-                                    .map_err(__io::ExprError::encode)? as i128)
+                                != *__io::expr_at(&sizes[..], 0_i128)
+                                    .map_err(__io::ExprError::encode)? as i128
                             {
                                 return Err(
                                     __io::EncodeError::new(
                                         __io::EncodeErrorKind::Semantic(
                                             format!(
                                                 "param `{}` of the value is {:?} but the schema gives {:?}",
-                                                "n", __x.n, * __io::expr_at(& sizes[..], 0_i128)
-                                                .map_err(__io::ExprError::encode) ? as i128
+                                                "n",
+                                                __x.n,
+                                                *__io::expr_at(&sizes[..], 0_i128)
+                                                    .map_err(__io::ExprError::encode)? as i128,
                                             ),
                                         ),
                                     ),
@@ -590,7 +598,7 @@ impl Counted {
             let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != n {
+                    if __v.len() as i128 != n {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(n).unwrap_or(u64::MAX),
@@ -679,8 +687,8 @@ impl Header {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 2];
-            __b[0..1].copy_from_slice(&(self.count).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.name_len).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.count.to_le_bytes());
+            __b[1..2].copy_from_slice(&self.name_len.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -818,7 +826,7 @@ impl Index {
     ) -> Result<(), __io::EncodeError> {
         {
             let __val = &self.entries;
-            if (__val.len() as i128) != __ctx_parent_header_count {
+            if __val.len() as i128 != __ctx_parent_header_count {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(__ctx_parent_header_count)
@@ -974,7 +982,7 @@ impl Entry {
                             ),
                         );
                     }
-                    if (__v.len() as i128) != __ctx_parent_parent_header_name_len {
+                    if __v.len() as i128 != __ctx_parent_parent_header_name_len {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(__ctx_parent_parent_header_name_len)
@@ -993,9 +1001,9 @@ impl Entry {
             let __v = &self.extra;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128)
-                        != (*__io::expr_at(&__ctx_root_sizes[..], 1_i128)
-                            .map_err(__io::ExprError::encode)? as i128)
+                    if __v.len() as i128
+                        != *__io::expr_at(&__ctx_root_sizes[..], 1_i128)
+                            .map_err(__io::ExprError::encode)? as i128
                     {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
@@ -1105,7 +1113,7 @@ impl Tagged {
             let __v = &self.tag;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != __ctx_parent_header_name_len {
+                    if __v.len() as i128 != __ctx_parent_header_name_len {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(__ctx_parent_header_name_len)
@@ -1361,9 +1369,9 @@ impl SizedByParent {
             let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128)
-                        != (*__io::expr_at(&__ctx_parent_sizes[..], 0_i128)
-                            .map_err(__io::ExprError::encode)? as i128)
+                    if __v.len() as i128
+                        != *__io::expr_at(&__ctx_parent_sizes[..], 0_i128)
+                            .map_err(__io::ExprError::encode)? as i128
                     {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
@@ -1513,9 +1521,9 @@ impl Holder {
             let __v = &self.first;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128)
-                        != (*__io::expr_at(&lens[..], 0_i128)
-                            .map_err(__io::ExprError::encode)? as i128)
+                    if __v.len() as i128
+                        != *__io::expr_at(&lens[..], 0_i128)
+                            .map_err(__io::ExprError::encode)? as i128
                     {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {

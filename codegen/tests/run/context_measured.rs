@@ -118,7 +118,7 @@ impl ContextMeasured {
         let tail_len = self.tail_len;
         {
             let mut __b = [0u8; 2];
-            __b[0..1].copy_from_slice(&(self.n).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.n.to_le_bytes());
             __b[1..2].copy_from_slice(&len.to_le_bytes());
             __w.write_bytes(&__b);
         }
@@ -139,7 +139,7 @@ impl ContextMeasured {
                         __v.write_with_context(&mut __m, n as i128)?;
                         __m.into_bytes()
                     };
-                    if (__b.len() as i128) != (tail_len as i128).wrapping_sub(1_i128) {
+                    if __b.len() as i128 != (tail_len as i128).wrapping_sub(1_i128) {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(
@@ -372,7 +372,7 @@ impl Body {
             let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != __ctx_parent_n {
+                    if __v.len() as i128 != __ctx_parent_n {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(__ctx_parent_n).unwrap_or(u64::MAX),

@@ -123,7 +123,7 @@ impl ContextWrite {
                     header.name_len as i128,
                     sizes
                         .iter()
-                        .map(|__x| (*__x) as i128)
+                        .map(|__x| *__x as i128)
                         .collect::<::std::vec::Vec<i128>>(),
                     header.flags as i128,
                 ),
@@ -235,8 +235,8 @@ impl ContextWrite {
         }
         {
             let mut __b = [0u8; 2];
-            __b[0..1].copy_from_slice(&(self.sizes[0]).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.sizes[1]).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.sizes[0].to_le_bytes());
+            __b[1..2].copy_from_slice(&self.sizes[1].to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
@@ -245,10 +245,10 @@ impl ContextWrite {
                     __w,
                     header.count as i128,
                     header.name_len as i128,
-                    &(sizes
+                    &sizes
                         .iter()
-                        .map(|__x| (*__x) as i128)
-                        .collect::<::std::vec::Vec<i128>>()),
+                        .map(|__x| *__x as i128)
+                        .collect::<::std::vec::Vec<i128>>(),
                     header.flags as i128,
                 )
                 .map_err(|e: __io::EncodeError| e.in_field("index"))?;
@@ -316,7 +316,7 @@ impl ContextWrite {
                             self.__stored_packed.as_deref(),
                         )
                     };
-                    if (__s.len() as i128) != 3_i128 {
+                    if __s.len() as i128 != 3_i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;
@@ -534,9 +534,9 @@ impl Header {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 3];
-            __b[0..1].copy_from_slice(&(self.count).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.name_len).to_le_bytes());
-            __b[2..3].copy_from_slice(&(self.flags).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.count.to_le_bytes());
+            __b[1..2].copy_from_slice(&self.name_len.to_le_bytes());
+            __b[2..3].copy_from_slice(&self.flags.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -686,7 +686,7 @@ impl Index {
     ) -> Result<(), __io::EncodeError> {
         {
             let __val = &self.entries;
-            if (__val.len() as i128) != __ctx_parent_header_count {
+            if __val.len() as i128 != __ctx_parent_header_count {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(__ctx_parent_header_count)
@@ -859,7 +859,7 @@ impl Entry {
                             ),
                         );
                     }
-                    if (__v.len() as i128) != __ctx_parent_parent_header_name_len {
+                    if __v.len() as i128 != __ctx_parent_parent_header_name_len {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(__ctx_parent_parent_header_name_len)
@@ -878,9 +878,9 @@ impl Entry {
             let __v = &self.extra;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128)
-                        != (*__io::expr_at(&__ctx_root_sizes[..], 1_i128)
-                            .map_err(__io::ExprError::encode)? as i128)
+                    if __v.len() as i128
+                        != *__io::expr_at(&__ctx_root_sizes[..], 1_i128)
+                            .map_err(__io::ExprError::encode)? as i128
                     {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
@@ -1108,7 +1108,7 @@ impl Tagged {
             let __v = &self.tag;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != __ctx_parent_header_name_len {
+                    if __v.len() as i128 != __ctx_parent_header_name_len {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(__ctx_parent_header_name_len)

@@ -165,7 +165,7 @@ impl CustomProcess {
                             self.__stored_shifted.as_deref(),
                         )?
                     };
-                    if (__s.len() as i128) != 3_i128 {
+                    if __s.len() as i128 != 3_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(3_i128).unwrap_or(u64::MAX),
@@ -192,7 +192,7 @@ impl CustomProcess {
                             self.__stored_framed.as_deref(),
                         )?
                     };
-                    if (__s.len() as i128) != 2_i128 {
+                    if __s.len() as i128 != 2_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(2_i128).unwrap_or(u64::MAX),

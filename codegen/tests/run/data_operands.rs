@@ -76,16 +76,16 @@ impl DataOperands {
         let parts = self.parts;
         {
             let mut __b = [0u8; 6];
-            __b[0..4].copy_from_slice(&(self.total).to_le_bytes());
-            __b[4..5].copy_from_slice(&(self.parts).to_le_bytes());
-            __b[5..6].copy_from_slice(&(self.shift).to_le_bytes());
+            __b[0..4].copy_from_slice(&self.total.to_le_bytes());
+            __b[4..5].copy_from_slice(&self.parts.to_le_bytes());
+            __b[5..6].copy_from_slice(&self.shift.to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
             let __v = &self.piece;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128)
+                    if __v.len() as i128
                         != __io::expr_div_floor(total as i128, parts as i128)
                             .map_err(__io::ExprError::encode)?
                     {

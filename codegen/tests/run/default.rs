@@ -42,8 +42,8 @@ impl DefaultType {
         __put: __F,
     ) -> Result<__R, __io::DecodeError> {
         let more: u8 = __r.leaf("more", |__r| __r.read_u8())?;
-        let next: ::std::option::Option<::std::boxed::Box<DefaultType>> = if (more
-            as i128) != 0_i128
+        let next: ::std::option::Option<::std::boxed::Box<DefaultType>> = if more as i128
+            != 0_i128
         {
             Some(
                 __r
@@ -75,7 +75,7 @@ impl DefaultType {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.next,
-            (more as i128) != 0_i128,
+            more as i128 != 0_i128,
             "next",
             "more != 0",
         )? {

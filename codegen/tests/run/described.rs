@@ -187,7 +187,7 @@ impl Described {
         }
         {
             let mut __b = [0u8; 3];
-            __b[0..2].copy_from_slice(&(self.port).to_be_bytes());
+            __b[0..2].copy_from_slice(&self.port.to_be_bytes());
             __b[2..3].copy_from_slice(&count.to_le_bytes());
             __w.write_bytes(&__b);
         }
@@ -284,12 +284,33 @@ impl ::core::fmt::Display for Described {
         let count: i128 = self.names.len() as i128;
         let names = &self.names;
         let __s = ::std::format!(
-            "{}{}", AsRef:: < str > ::as_ref(& ::std::format!("{}{}", AsRef:: < str >
-            ::as_ref(& ::std::format!("{}{}", AsRef:: < str > ::as_ref(&
-            ::std::format!("{}{}", AsRef:: < str > ::as_ref(& "port "), AsRef:: < str >
-            ::as_ref(& ::std::format!("{}", port as i128)))), AsRef:: < str > ::as_ref(&
-            ", "))), AsRef:: < str > ::as_ref(& ::std::format!("{}", count as i128)))),
-            AsRef:: < str > ::as_ref(& " names")
+            "{}{}",
+            AsRef::<
+                str,
+            >::as_ref(
+                &::std::format!(
+                    "{}{}",
+                    AsRef::<
+                        str,
+                    >::as_ref(
+                        &::std::format!(
+                            "{}{}",
+                            AsRef::<
+                                str,
+                            >::as_ref(
+                                &::std::format!(
+                                    "{}{}",
+                                    AsRef::<str>::as_ref(&"port "),
+                                    AsRef::<str>::as_ref(&::std::format!("{}", port as i128)),
+                                ),
+                            ),
+                            AsRef::<str>::as_ref(&", "),
+                        ),
+                    ),
+                    AsRef::<str>::as_ref(&::std::format!("{}", count as i128)),
+                ),
+            ),
+            AsRef::<str>::as_ref(&" names"),
         );
         __f.pad(AsRef::<str>::as_ref(&__s))
     }
@@ -386,10 +407,10 @@ impl Ipv4Addr {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 4];
-            __b[0..1].copy_from_slice(&(self.octets[0]).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.octets[1]).to_le_bytes());
-            __b[2..3].copy_from_slice(&(self.octets[2]).to_le_bytes());
-            __b[3..4].copy_from_slice(&(self.octets[3]).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.octets[0].to_le_bytes());
+            __b[1..2].copy_from_slice(&self.octets[1].to_le_bytes());
+            __b[2..3].copy_from_slice(&self.octets[2].to_le_bytes());
+            __b[3..4].copy_from_slice(&self.octets[3].to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -427,20 +448,77 @@ impl ::core::fmt::Display for Ipv4Addr {
                         str,
                     >::as_ref(
                         &::std::format!(
-                            "{}{}", AsRef:: < str > ::as_ref(& ::std::format!("{}{}",
-                            AsRef:: < str > ::as_ref(& ::std::format!("{}{}", AsRef:: <
-                            str > ::as_ref(& ::std::format!("{}{}", AsRef:: < str >
-                            ::as_ref(& ::std::format!("{}{}", AsRef:: < str > ::as_ref(&
-                            ::std::format!("{}{}", AsRef:: < str > ::as_ref(&
-                            ::std::format!("{}", * __io::expr_at(& octets[..], 0_i128) ?
-                            as i128)), AsRef:: < str > ::as_ref(& "."))), AsRef:: < str >
-                            ::as_ref(& ::std::format!("{}", * __io::expr_at(& octets[..],
-                            1_i128) ? as i128)))), AsRef:: < str > ::as_ref(& "."))),
-                            AsRef:: < str > ::as_ref(& ::std::format!("{}", *
-                            __io::expr_at(& octets[..], 2_i128) ? as i128)))), AsRef:: <
-                            str > ::as_ref(& "."))), AsRef:: < str > ::as_ref(&
-                            ::std::format!("{}", * __io::expr_at(& octets[..], 3_i128) ?
-                            as i128))
+                            "{}{}",
+                            AsRef::<
+                                str,
+                            >::as_ref(
+                                &::std::format!(
+                                    "{}{}",
+                                    AsRef::<
+                                        str,
+                                    >::as_ref(
+                                        &::std::format!(
+                                            "{}{}",
+                                            AsRef::<
+                                                str,
+                                            >::as_ref(
+                                                &::std::format!(
+                                                    "{}{}",
+                                                    AsRef::<
+                                                        str,
+                                                    >::as_ref(
+                                                        &::std::format!(
+                                                            "{}{}",
+                                                            AsRef::<
+                                                                str,
+                                                            >::as_ref(
+                                                                &::std::format!(
+                                                                    "{}{}",
+                                                                    AsRef::<
+                                                                        str,
+                                                                    >::as_ref(
+                                                                        &::std::format!(
+                                                                            "{}",
+                                                                            *__io::expr_at(&octets[..], 0_i128)? as i128,
+                                                                        ),
+                                                                    ),
+                                                                    AsRef::<str>::as_ref(&"."),
+                                                                ),
+                                                            ),
+                                                            AsRef::<
+                                                                str,
+                                                            >::as_ref(
+                                                                &::std::format!(
+                                                                    "{}",
+                                                                    *__io::expr_at(&octets[..], 1_i128)? as i128,
+                                                                ),
+                                                            ),
+                                                        ),
+                                                    ),
+                                                    AsRef::<str>::as_ref(&"."),
+                                                ),
+                                            ),
+                                            AsRef::<
+                                                str,
+                                            >::as_ref(
+                                                &::std::format!(
+                                                    "{}",
+                                                    *__io::expr_at(&octets[..], 2_i128)? as i128,
+                                                ),
+                                            ),
+                                        ),
+                                    ),
+                                    AsRef::<str>::as_ref(&"."),
+                                ),
+                            ),
+                            AsRef::<
+                                str,
+                            >::as_ref(
+                                &::std::format!(
+                                    "{}",
+                                    *__io::expr_at(&octets[..], 3_i128)? as i128,
+                                ),
+                            ),
                         ),
                     ),
                 ),
@@ -576,16 +654,46 @@ impl ::core::fmt::Display for Name {
                         str,
                     >::as_ref(
                         &::std::format!(
-                            "{}{}", AsRef:: < str > ::as_ref(& ::std::format!("{}{}",
-                            AsRef:: < str > ::as_ref(& ::std::format!("{}{}", AsRef:: <
-                            str > ::as_ref(& (if kind == Kind::User {
-                            ::std::string::String::from(AsRef:: < str > ::as_ref(&
-                            "user ")) } else { ::std::string::String::from(AsRef:: < str
-                            > ::as_ref(& "group ")) })), AsRef:: < str > ::as_ref(&
-                            text))), AsRef:: < str > ::as_ref(& " "))), AsRef:: < str >
-                            ::as_ref(& ::std::format!("{}", __io::expr_substring(AsRef::
-                            < str > ::as_ref(& text), 0_i128, 9_i128) ? .chars().count()
-                            as i128))
+                            "{}{}",
+                            AsRef::<
+                                str,
+                            >::as_ref(
+                                &::std::format!(
+                                    "{}{}",
+                                    AsRef::<
+                                        str,
+                                    >::as_ref(
+                                        &::std::format!(
+                                            "{}{}",
+                                            AsRef::<
+                                                str,
+                                            >::as_ref(
+                                                &if kind == Kind::User {
+                                                    ::std::string::String::from(AsRef::<str>::as_ref(&"user "))
+                                                } else {
+                                                    ::std::string::String::from(AsRef::<str>::as_ref(&"group "))
+                                                },
+                                            ),
+                                            AsRef::<str>::as_ref(&text),
+                                        ),
+                                    ),
+                                    AsRef::<str>::as_ref(&" "),
+                                ),
+                            ),
+                            AsRef::<
+                                str,
+                            >::as_ref(
+                                &::std::format!(
+                                    "{}",
+                                    __io::expr_substring(
+                                            AsRef::<str>::as_ref(&text),
+                                            0_i128,
+                                            9_i128,
+                                        )?
+                                        .chars()
+                                        .count() as i128,
+                                ),
+                            ),
                         ),
                     ),
                 ),

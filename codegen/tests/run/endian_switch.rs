@@ -238,7 +238,7 @@ impl Doc {
             let __v = &self.indicator;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != 2_i128 {
+                    if __v.len() as i128 != 2_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -254,7 +254,7 @@ impl Doc {
         }
         {
             let __v = &self.body;
-            __v.write_with_context(__w, &(AsRef::<[u8]>::as_ref(&indicator).to_vec()))
+            __v.write_with_context(__w, &AsRef::<[u8]>::as_ref(&indicator).to_vec())
                 .map_err(|e: __io::EncodeError| e.in_field("body"))?;
         }
         Ok(())
@@ -349,7 +349,7 @@ impl DocBody {
                         __io::DecodeErrorKind::Semantic(
                             format!(
                                 "undecided byte order: `meta.endian` switch-on `_parent.indicator` is {:?}, which no case names",
-                                __ctx_parent_indicator
+                                __ctx_parent_indicator,
                             ),
                         ),
                     ),
@@ -439,7 +439,7 @@ impl DocBody {
                         __io::EncodeErrorKind::Semantic(
                             format!(
                                 "undecided byte order: `meta.endian` switch-on `_parent.indicator` is {:?}, which no case names",
-                                __ctx_parent_indicator
+                                __ctx_parent_indicator,
                             ),
                         ),
                     ),
@@ -449,7 +449,7 @@ impl DocBody {
         let at_two = self.at_two.get().ok();
         {
             let __v = &self.len;
-            (if __is_le { __w.write_u16le(*__v) } else { __w.write_u16be(*__v) });
+            if __is_le { __w.write_u16le(*__v) } else { __w.write_u16be(*__v) };
         }
         {
             let __v = &self.fixed_be;
@@ -471,11 +471,11 @@ impl DocBody {
                     let __w = &mut __tw;
                     {
                         let __v = &at_two;
-                        (if __is_le {
+                        if __is_le {
                             __w.write_u16le(*__v)
                         } else {
                             __w.write_u16be(*__v)
-                        });
+                        };
                     }
                 }
                 __w.place(__tw, "types.doc.types.body.instances.at_two");
@@ -584,11 +584,11 @@ impl DocBodyInner {
     ) -> Result<(), __io::EncodeError> {
         {
             let __v = &self.value;
-            (if __is_le { __w.write_i32le(*__v) } else { __w.write_i32be(*__v) });
+            if __is_le { __w.write_i32le(*__v) } else { __w.write_i32be(*__v) };
         }
         {
             let __v = &self.ratio;
-            (if __is_le { __w.write_f32le(*__v) } else { __w.write_f32be(*__v) });
+            if __is_le { __w.write_f32le(*__v) } else { __w.write_f32be(*__v) };
         }
         Ok(())
     }
@@ -659,7 +659,7 @@ impl Flagged {
         let __is_le: bool = __order.unwrap_or(true);
         {
             let __v = &self.word;
-            (if __is_le { __w.write_u16le(*__v) } else { __w.write_u16be(*__v) });
+            if __is_le { __w.write_u16le(*__v) } else { __w.write_u16be(*__v) };
         }
         Ok(())
     }

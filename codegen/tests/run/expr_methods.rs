@@ -119,12 +119,12 @@ impl ExprMethods {
             __r.leave::<()>(None);
             __l
         };
-        let tail: ::std::option::Option<u8> = if (n as i128) > 1_i128 {
+        let tail: ::std::option::Option<u8> = if n as i128 > 1_i128 {
             Some(__r.leaf("tail", |__r| __r.read_u8())?)
         } else {
             None
         };
-        let tail_block: ::std::option::Option<Block> = if (n as i128) > 1_i128 {
+        let tail_block: ::std::option::Option<Block> = if n as i128 > 1_i128 {
             Some(__r.node("tail_block", Block::read_from)?)
         } else {
             None
@@ -157,7 +157,7 @@ impl ExprMethods {
             let __v = &self.raw;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != 3_i128 {
+                    if __v.len() as i128 != 3_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(3_i128).unwrap_or(u64::MAX),
@@ -183,7 +183,7 @@ impl ExprMethods {
                             ),
                         );
                     }
-                    if (__v.len() as i128) != 4_i128 {
+                    if __v.len() as i128 != 4_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(4_i128).unwrap_or(u64::MAX),
@@ -199,7 +199,7 @@ impl ExprMethods {
         }
         {
             let __val = &self.blocks;
-            if (__val.len() as i128) != 2_i128 {
+            if __val.len() as i128 != 2_i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -215,7 +215,7 @@ impl ExprMethods {
         }
         {
             let __val = &self.ops;
-            if (__val.len() as i128) != 2_i128 {
+            if __val.len() as i128 != 2_i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -231,7 +231,7 @@ impl ExprMethods {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.tail,
-            (n as i128) > 1_i128,
+            n as i128 > 1_i128,
             "tail",
             "n > 1",
         )? {
@@ -239,7 +239,7 @@ impl ExprMethods {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.tail_block,
-            (n as i128) > 1_i128,
+            n as i128 > 1_i128,
             "tail_block",
             "n > 1",
         )? {
@@ -506,7 +506,7 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        (::std::vec::Vec::from([10_i128, 20_i128, 1000_i128])).to_vec()
+        ::std::vec::Vec::from([10_i128, 20_i128, 1000_i128]).to_vec()
     }
     /// Value instance: `list[n]` (computed from the fields, never stored).
     ///
@@ -522,7 +522,7 @@ impl ExprMethods {
         let tail = &self.tail;
         let tail_block = &self.tail_block;
         let __v: i128 = *__io::expr_at(
-            &(::std::vec::Vec::from([10_i128, 20_i128, 1000_i128]))[..],
+            &::std::vec::Vec::from([10_i128, 20_i128, 1000_i128])[..],
             n as i128,
         )? as i128;
         ::std::result::Result::Ok(__v)
@@ -540,10 +540,10 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        (::std::vec::Vec::from([
-            ::std::string::String::from(AsRef::<str>::as_ref(&"un")),
-            ::std::string::String::from(AsRef::<str>::as_ref(&"deux")),
-        ]))
+        ::std::vec::Vec::from([
+                ::std::string::String::from(AsRef::<str>::as_ref(&"un")),
+                ::std::string::String::from(AsRef::<str>::as_ref(&"deux")),
+            ])
             .iter()
             .map(|__e| ::std::string::String::from(AsRef::<str>::as_ref(__e)))
             .collect::<::std::vec::Vec<::std::string::String>>()
@@ -626,7 +626,7 @@ impl ExprMethods {
         let __v: &Block = ::std::convert::identity::<
             &Block,
         >(
-            (match &(&__io::expr_at(&ops[..], 0_i128)?.body) {
+            match &&__io::expr_at(&ops[..], 0_i128)?.body {
                 OpBody::Block(__c) => ::std::result::Result::Ok(__c),
                 #[allow(unreachable_patterns)]
                 _ => {
@@ -638,7 +638,7 @@ impl ExprMethods {
                         ),
                     )
                 }
-            })?,
+            }?,
         );
         ::std::result::Result::Ok(__v)
     }
@@ -655,7 +655,7 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        let __v: i128 = (match &(&__io::expr_at(&ops[..], 0_i128)?.body) {
+        let __v: i128 = match &&__io::expr_at(&ops[..], 0_i128)?.body {
             OpBody::Block(__c) => ::std::result::Result::Ok(__c),
             #[allow(unreachable_patterns)]
             _ => {
@@ -665,7 +665,7 @@ impl ExprMethods {
                     ),
                 )
             }
-        })?
+        }?
             .a as i128;
         ::std::result::Result::Ok(__v)
     }
@@ -682,7 +682,7 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        let __v: i128 = (match &(&__io::expr_at(&ops[..], 1_i128)?.body) {
+        let __v: i128 = match &&__io::expr_at(&ops[..], 1_i128)?.body {
             OpBody::OpWord(__c) => ::std::result::Result::Ok(__c),
             #[allow(unreachable_patterns)]
             _ => {
@@ -694,7 +694,7 @@ impl ExprMethods {
                     ),
                 )
             }
-        })?
+        }?
             .w as i128;
         ::std::result::Result::Ok(__v)
     }
@@ -711,7 +711,7 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        let __v: i128 = (match &(&__io::expr_at(&ops[..], 1_i128)?.body) {
+        let __v: i128 = match &&__io::expr_at(&ops[..], 1_i128)?.body {
             OpBody::Block(__c) => ::std::result::Result::Ok(__c),
             #[allow(unreachable_patterns)]
             _ => {
@@ -721,7 +721,7 @@ impl ExprMethods {
                     ),
                 )
             }
-        })?
+        }?
             .a as i128;
         ::std::result::Result::Ok(__v)
     }
@@ -741,12 +741,12 @@ impl ExprMethods {
         AsRef::<
             [u8],
         >::as_ref(
-                &(if (n as i128) > 5_i128 {
+                &if n as i128 > 5_i128 {
                     AsRef::<[u8]>::as_ref(&raw).to_vec()
                 } else {
                     AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([90, 91]))
                         .to_vec()
-                }),
+                },
             )
             .to_vec()
     }
@@ -767,11 +767,11 @@ impl ExprMethods {
             AsRef::<
                 str,
             >::as_ref(
-                &(if (n as i128) > 1_i128 {
+                &if n as i128 > 1_i128 {
                     ::std::string::String::from(AsRef::<str>::as_ref(&digits))
                 } else {
                     ::std::string::String::from(AsRef::<str>::as_ref(&"none"))
-                }),
+                },
             ),
         )
     }
@@ -788,7 +788,7 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        if (n as i128) > 1_i128 {
+        if n as i128 > 1_i128 {
             ::std::option::Option::Some((n as i128).wrapping_mul(100_i128))
         } else {
             ::std::option::Option::None
@@ -807,7 +807,7 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        let __v: i128 = (if (n as i128) > 1_i128 {
+        let __v: i128 = if n as i128 > 1_i128 {
             ::std::result::Result::Ok((n as i128).wrapping_mul(100_i128))
         } else {
             ::std::result::Result::Err(
@@ -817,7 +817,7 @@ impl ExprMethods {
                     ),
                 ),
             )
-        })?
+        }?
             .wrapping_add(1_i128);
         ::std::result::Result::Ok(__v)
     }
@@ -834,7 +834,7 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        let __v: i128 = (*(match &tail {
+        let __v: i128 = (*match &tail {
             ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
             ::std::option::Option::None => {
                 ::std::result::Result::Err(
@@ -845,7 +845,7 @@ impl ExprMethods {
                     ),
                 )
             }
-        })? as i128)
+        }? as i128)
             .wrapping_add(1_i128);
         ::std::result::Result::Ok(__v)
     }
@@ -862,7 +862,7 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        let __v: i128 = (match &tail_block {
+        let __v: i128 = match &tail_block {
             ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
             ::std::option::Option::None => {
                 ::std::result::Result::Err(
@@ -873,7 +873,7 @@ impl ExprMethods {
                     ),
                 )
             }
-        })?
+        }?
             .b as i128;
         ::std::result::Result::Ok(__v)
     }
@@ -890,11 +890,11 @@ impl ExprMethods {
         let ops = &self.ops;
         let tail = &self.tail;
         let tail_block = &self.tail_block;
-        (if (n as i128) > 1_i128 {
+        if n as i128 > 1_i128 {
             words.iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()
         } else {
-            (::std::vec::Vec::from([1000_i128, 2000_i128])).to_vec()
-        })
+            ::std::vec::Vec::from([1000_i128, 2000_i128]).to_vec()
+        }
             .iter()
             .map(|__e| *__e as i128)
             .collect::<::std::vec::Vec<i128>>()
@@ -913,11 +913,11 @@ impl ExprMethods {
         let tail = &self.tail;
         let tail_block = &self.tail_block;
         let __v: i128 = *__io::expr_last(
-            &(if (n as i128) > 1_i128 {
+            &if n as i128 > 1_i128 {
                 words.iter().map(|__e| *__e as i128).collect::<::std::vec::Vec<i128>>()
             } else {
-                (::std::vec::Vec::from([1000_i128, 2000_i128])).to_vec()
-            })[..],
+                ::std::vec::Vec::from([1000_i128, 2000_i128]).to_vec()
+            }[..],
         )? as i128;
         ::std::result::Result::Ok(__v)
     }
@@ -1503,8 +1503,8 @@ impl Block {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 3];
-            __b[0..1].copy_from_slice(&(self.a).to_le_bytes());
-            __b[1..3].copy_from_slice(&(self.b).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.a.to_le_bytes());
+            __b[1..3].copy_from_slice(&self.b.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())

@@ -168,7 +168,7 @@ impl ForwardPaths {
         }
         {
             let __val = &self.entries;
-            if (__val.len() as i128) != 2_i128 {
+            if __val.len() as i128 != 2_i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -180,12 +180,12 @@ impl ForwardPaths {
             for (__i, __v) in __val.iter().enumerate() {
                 __v.write_with_context(
                         __w,
-                        &(names
+                        &names
                             .iter()
                             .map(|__x| ::std::string::String::from(
                                 AsRef::<str>::as_ref(__x),
                             ))
-                            .collect::<::std::vec::Vec<_>>()),
+                            .collect::<::std::vec::Vec<_>>(),
                     )
                     .map_err(|e: __io::EncodeError| {
                         e.in_index(__i).in_field("entries")
@@ -205,7 +205,7 @@ impl ForwardPaths {
                     let __w = &mut __tw;
                     {
                         let __val = &self.names;
-                        if (__val.len() as i128) != 2_i128 {
+                        if __val.len() as i128 != 2_i128 {
                             return Err(
                                 __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                                         expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -266,7 +266,7 @@ impl ForwardPaths {
                 let __w = &mut __tw;
                 {
                     let __val = &self.names;
-                    if (__val.len() as i128) != 2_i128 {
+                    if __val.len() as i128 != 2_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                                     expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -497,11 +497,11 @@ impl Entry {
             let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128)
-                        != (__io::expr_at(&__ctx_root_names[..], name_idx as i128)
+                    if __v.len() as i128
+                        != __io::expr_at(&__ctx_root_names[..], name_idx as i128)
                             .map_err(__io::ExprError::encode)?
                             .chars()
-                            .count() as i128)
+                            .count() as i128
                     {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
@@ -770,7 +770,7 @@ impl Counted {
     ) -> Result<(), __io::EncodeError> {
         {
             let __val = &self.items;
-            if (__val.len() as i128) != __ctx_parent_trailer {
+            if __val.len() as i128 != __ctx_parent_trailer {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(__ctx_parent_trailer)

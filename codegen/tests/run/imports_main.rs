@@ -150,7 +150,9 @@ impl ImportsMain {
                                 __io::EncodeErrorKind::Semantic(
                                     format!(
                                         "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "len", __v.len, (count as i128).wrapping_sub(1_i128)
+                                        "len",
+                                        __v.len,
+                                        (count as i128).wrapping_sub(1_i128),
                                     ),
                                 ),
                             ),
@@ -466,7 +468,7 @@ impl SizedBlob {
             let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != len {
+                    if __v.len() as i128 != len {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len).unwrap_or(u64::MAX),

@@ -103,7 +103,7 @@ impl InstanceNoPos {
             let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (len_body as i128) {
+                    if __v.len() as i128 != len_body as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len_body as i128)
@@ -288,7 +288,7 @@ impl Trailer {
         {
             let mut __b = [0u8; 5];
             __b[0..3].copy_from_slice(b"END");
-            __b[3..5].copy_from_slice(&(self.crc).to_le_bytes());
+            __b[3..5].copy_from_slice(&self.crc.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())

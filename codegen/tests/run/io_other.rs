@@ -78,7 +78,7 @@ impl IoOther {
                                     let __at = __r.offset();
                                     match __r.take_sized(3_i128) {
                                         Ok(__s) => {
-                                            let __key: &[u8] = &[((__r.io_pos()) & 0xff) as u8];
+                                            let __key: &[u8] = &[(__r.io_pos() & 0xff) as u8];
                                             __stored_blocks.push(__s.to_vec());
                                             __io::unprocess_within(
                                                     __io::Processor::Xor(__key),
@@ -153,7 +153,7 @@ impl IoOther {
         let blocks = &self.blocks;
         {
             let __val = &self.blocks;
-            if (__val.len() as i128) != 2_i128 {
+            if __val.len() as i128 != 2_i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -171,14 +171,14 @@ impl IoOther {
                         let __s = {
                             let __w = &__w
                                 .pos_after(usize::try_from(3_i128).unwrap_or(0));
-                            let __key: &[u8] = &[((__w.io_pos()) & 0xff) as u8];
+                            let __key: &[u8] = &[(__w.io_pos() & 0xff) as u8];
                             __io::reprocess(
                                 __io::Processor::Xor(__key),
                                 __d,
                                 self.__stored_blocks.get(__i).map(|__t| __t.as_slice()),
                             )
                         };
-                        if (__s.len() as i128) != 3_i128 {
+                        if __s.len() as i128 != 3_i128 {
                             {
                                 let mut __probe = __io::ByteWriter::new();
                                 __v.write_to(&mut __probe)?;
@@ -199,7 +199,7 @@ impl IoOther {
         }
         {
             let __v = &self.peek;
-            __v.write_with_context(__w, &(blocks.to_vec()))
+            __v.write_with_context(__w, &blocks.to_vec())
                 .map_err(|e: __io::EncodeError| e.in_field("peek"))?;
         }
         __w.lay_out_positional(&self.__beyond)?;

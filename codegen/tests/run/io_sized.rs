@@ -74,7 +74,7 @@ impl IoSized {
             let __v = &self.inner;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != 2_i128 {
+                    if __v.encoded_len() as i128 != 2_i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;

@@ -141,11 +141,9 @@ impl KaitaiRules {
     ) -> Result<__R, __io::DecodeError> {
         let __mark = __r.mark();
         let neg: i32 = __r.leaf("neg", |__r| __r.read_i32le())?;
-        let floors: ::std::option::Option<u8> = if ((__io::div_floor(
-            neg as i128,
-            13_i128,
-        ) == (-4073_i128)) && (__io::mod_floor(neg as i128, 13_i128) == 2_i128))
-            && (__io::div_floor(7_i128, -2_i128) == (-4_i128))
+        let floors: ::std::option::Option<u8> = if __io::div_floor(neg as i128, 13_i128)
+            == -4073_i128 && __io::mod_floor(neg as i128, 13_i128) == 2_i128
+            && __io::div_floor(7_i128, -2_i128) == -4_i128
         {
             Some(__r.leaf("floors", |__r| __r.read_u8())?)
         } else {
@@ -231,9 +229,9 @@ impl KaitaiRules {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.floors,
-            ((__io::div_floor(neg as i128, 13_i128) == (-4073_i128))
-                && (__io::mod_floor(neg as i128, 13_i128) == 2_i128))
-                && (__io::div_floor(7_i128, -2_i128) == (-4_i128)),
+            __io::div_floor(neg as i128, 13_i128) == -4073_i128
+                && __io::mod_floor(neg as i128, 13_i128) == 2_i128
+                && __io::div_floor(7_i128, -2_i128) == -4_i128,
             "floors",
             "neg / 13 == -4073 and neg % 13 == 2 and 7 / -2 == -4",
         )? {
@@ -247,7 +245,7 @@ impl KaitaiRules {
             let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != (len_body as i128) {
+                    if __v.encoded_len() as i128 != len_body as i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;

@@ -196,7 +196,7 @@ pub fn reflect_roundtrip(
     v.encode().map_err(|e| format!("encode: {e}"))
 }
 /// Schema: `codegen/tests/run/lazy_instances.ksy` line 18.
-#[derive(Clone, Default, __serde::Serialize, __serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct Inode {
     /// 1 directory, 2 regular file.
@@ -205,36 +205,12 @@ pub struct Inode {
     pub mode: u8,
     /// Schema: `codegen/tests/run/lazy_instances.ksy` line 23.
     pub len_data: u16,
-    #[doc(hidden)]
-    /// The padding bits before `ofs_data` (after bit fields), as read; written back.
-    #[serde(default)]
-    pub __pad_ofs_data: u8,
     /// Schema: `codegen/tests/run/lazy_instances.ksy` line 25.
     pub ofs_data: u8,
     /// Schema: `codegen/tests/run/lazy_instances.ksy` line 28.
     pub as_dir: ::statepack_runtime::lazy::Lazy<::std::boxed::Box<Dir>>,
     /// Schema: `codegen/tests/run/lazy_instances.ksy` line 33.
     pub as_file: ::statepack_runtime::lazy::Lazy<::std::string::String>,
-}
-impl ::core::cmp::PartialEq for Inode {
-    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
-    fn eq(&self, other: &Self) -> bool {
-        self.mode == other.mode && self.len_data == other.len_data
-            && self.ofs_data == other.ofs_data && self.as_dir == other.as_dir
-            && self.as_file == other.as_file
-    }
-}
-impl ::core::fmt::Debug for Inode {
-    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
-    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        __f.debug_struct("Inode")
-            .field("mode", &self.mode)
-            .field("len_data", &self.len_data)
-            .field("ofs_data", &self.ofs_data)
-            .field("as_dir", &self.as_dir)
-            .field("as_file", &self.as_file)
-            .finish_non_exhaustive()
-    }
 }
 impl Inode {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -258,7 +234,6 @@ impl Inode {
                 .leaf("len_data", |__r| __r.read_bits_be(12u32).map(|__b| __b as u16))?;
             (mode, len_data)
         };
-        let __pad_ofs_data: u8 = __r.align_to_byte_keep();
         let ofs_data: u8 = __r.leaf("ofs_data", |__r| __r.read_u8())?;
         let as_dir: ::statepack_runtime::lazy::Lazy<::std::boxed::Box<Dir>> = {
             let __lazy_at = __r.lazy_at();
@@ -341,7 +316,6 @@ impl Inode {
         Ok(Self {
             mode,
             len_data,
-            __pad_ofs_data,
             ofs_data,
             as_dir,
             as_file,
@@ -381,7 +355,6 @@ impl Inode {
                     .map_err(|e: __io::EncodeError| e.in_field("len_data"))?;
             }
         }
-        __w.align_to_byte_with(self.__pad_ofs_data);
         {
             let __v = &self.ofs_data;
             __w.write_u8(*__v);
@@ -398,7 +371,7 @@ impl Inode {
                         let __v = as_dir;
                         (|| -> Result<(), __io::EncodeError> {
                             {
-                                if (__v.encoded_len() as i128) != (len_data as i128) {
+                                if __v.encoded_len() as i128 != len_data as i128 {
                                     {
                                         let mut __probe = __io::ByteWriter::new();
                                         __v.write_to(&mut __probe)?;
@@ -433,7 +406,7 @@ impl Inode {
                         let __v = as_file;
                         (|| -> Result<(), __io::EncodeError> {
                             {
-                                if (__v.len() as i128) != (len_data as i128) {
+                                if __v.len() as i128 != len_data as i128 {
                                     return Err(
                                         __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                             expected: u64::try_from(len_data as i128)

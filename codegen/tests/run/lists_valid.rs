@@ -50,7 +50,7 @@ impl ListsValid {
                             .map_err(|e| e.in_index(__i).in_field("small"))?;
                         {
                             let __v = &__v;
-                            if (*__v as i128) > 9_i128 {
+                            if *__v as i128 > 9_i128 {
                                 return Err(
                                     __io::DecodeError::not_valid(
                                             __el_at,
@@ -84,7 +84,7 @@ impl ListsValid {
             let __val = &self.small;
             for (__i, __v) in __val.iter().enumerate() {
                 (|| -> Result<(), __io::EncodeError> {
-                    if (*__v as i128) > 9_i128 {
+                    if *__v as i128 > 9_i128 {
                         return Err(
                             __io::EncodeError::not_valid(
                                 format!("{:?}", __v),

@@ -190,12 +190,10 @@ impl MiscLang {
                 .map_err(|e| e.in_field("tag"))?;
             {
                 let __v = &__v;
-                if !((AsRef::<[u8]>::as_ref(__v)
-                    >= AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65])))
-                    && (AsRef::<[u8]>::as_ref(__v)
-                        <= AsRef::<
-                            [u8],
-                        >::as_ref(&::std::vec::Vec::<u8>::from([65, 90]))))
+                if AsRef::<[u8]>::as_ref(__v)
+                    < AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65]))
+                    || AsRef::<[u8]>::as_ref(__v)
+                        > AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65, 90]))
                 {
                     return Err(
                         __io::DecodeError::not_valid(
@@ -224,8 +222,8 @@ impl MiscLang {
                 .map_err(|e| e.in_field("name"))?;
             {
                 let __v = &__v;
-                if !((AsRef::<str>::as_ref(__v) >= AsRef::<str>::as_ref(&"AAA"))
-                    && (AsRef::<str>::as_ref(__v) <= AsRef::<str>::as_ref(&"ZZZ")))
+                if AsRef::<str>::as_ref(__v) < AsRef::<str>::as_ref(&"AAA")
+                    || AsRef::<str>::as_ref(__v) > AsRef::<str>::as_ref(&"ZZZ")
                 {
                     return Err(
                         __io::DecodeError::not_valid(
@@ -282,7 +280,7 @@ impl MiscLang {
                     {
                         let __elem = &__list[__list.len() - 1];
                         let _ = __elem;
-                        if (__elem.marker as i128) == 170_i128 {
+                        if __elem.marker as i128 == 170_i128 {
                             break;
                         }
                     }
@@ -347,7 +345,7 @@ impl MiscLang {
                     {
                         let __elem = &__list[__list.len() - 1];
                         let _ = __elem;
-                        if (__elem.len() as i128) == 0_i128 {
+                        if __elem.len() as i128 == 0_i128 {
                             break;
                         }
                     }
@@ -400,7 +398,7 @@ impl MiscLang {
                     );
                 }
                 {
-                    if (__v.len() as i128) != 2_i128 {
+                    if __v.len() as i128 != 2_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -418,19 +416,17 @@ impl MiscLang {
         {
             let __v = &self.tag;
             (|| -> Result<(), __io::EncodeError> {
-                if !((AsRef::<[u8]>::as_ref(__v)
-                    >= AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65])))
-                    && (AsRef::<[u8]>::as_ref(__v)
-                        <= AsRef::<
-                            [u8],
-                        >::as_ref(&::std::vec::Vec::<u8>::from([65, 90]))))
+                if AsRef::<[u8]>::as_ref(__v)
+                    < AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65]))
+                    || AsRef::<[u8]>::as_ref(__v)
+                        > AsRef::<[u8]>::as_ref(&::std::vec::Vec::<u8>::from([65, 90]))
                 {
                     return Err(
                         __io::EncodeError::not_valid(format!("{:?}", __v), __rule_tag),
                     );
                 }
                 {
-                    if (__v.len() as i128) != 2_i128 {
+                    if __v.len() as i128 != 2_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -448,8 +444,8 @@ impl MiscLang {
         {
             let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
-                if !((AsRef::<str>::as_ref(__v) >= AsRef::<str>::as_ref(&"AAA"))
-                    && (AsRef::<str>::as_ref(__v) <= AsRef::<str>::as_ref(&"ZZZ")))
+                if AsRef::<str>::as_ref(__v) < AsRef::<str>::as_ref(&"AAA")
+                    || AsRef::<str>::as_ref(__v) > AsRef::<str>::as_ref(&"ZZZ")
                 {
                     return Err(
                         __io::EncodeError::not_valid(format!("{:?}", __v), __rule_name),
@@ -464,7 +460,7 @@ impl MiscLang {
                             ),
                         );
                     }
-                    if (__v.len() as i128) != 3_i128 {
+                    if __v.len() as i128 != 3_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(3_i128).unwrap_or(u64::MAX),
@@ -497,7 +493,7 @@ impl MiscLang {
             for (__j, __e) in __val.iter().enumerate() {
                 let __elem = __e;
                 let _ = __elem;
-                if ((__elem.marker as i128) == 170_i128) != (__j + 1 == __val.len()) {
+                if (__elem.marker as i128 == 170_i128) != (__j + 1 == __val.len()) {
                     return Err(
                         __io::EncodeError::new(__io::EncodeErrorKind::UntilMismatch {
                                 condition: "_.marker == 0xaa",
@@ -525,7 +521,7 @@ impl MiscLang {
             for (__j, __e) in __val.iter().enumerate() {
                 let __elem = __e;
                 let _ = __elem;
-                if ((__elem.len() as i128) == 0_i128) != (__j + 1 == __val.len()) {
+                if (__elem.len() as i128 == 0_i128) != (__j + 1 == __val.len()) {
                     return Err(
                         __io::EncodeError::new(__io::EncodeErrorKind::UntilMismatch {
                                 condition: "_.size == 0",
@@ -621,9 +617,17 @@ impl MiscLang {
                 str,
             >::as_ref(
                 &::std::format!(
-                    "{}{}", AsRef:: < str > ::as_ref(& ::std::format!("{}{}", AsRef:: <
-                    str > ::as_ref(& name), AsRef:: < str > ::as_ref(& "#"))), AsRef:: <
-                    str > ::as_ref(& ::std::format!("{}", kind.to_i()))
+                    "{}{}",
+                    AsRef::<
+                        str,
+                    >::as_ref(
+                        &::std::format!(
+                            "{}{}",
+                            AsRef::<str>::as_ref(&name),
+                            AsRef::<str>::as_ref(&"#"),
+                        ),
+                    ),
+                    AsRef::<str>::as_ref(&::std::format!("{}", kind.to_i())),
                 ),
             ),
         )
@@ -642,7 +646,7 @@ impl MiscLang {
         let __v: ::std::vec::Vec<u8> = AsRef::<
             [u8],
         >::as_ref(
-                &(::std::vec::Vec::from([kind.to_i(), 255_i128]))
+                &::std::vec::Vec::from([kind.to_i(), 255_i128])
                     .iter()
                     .map(|__b| {
                         u8::try_from(*__b)
@@ -875,7 +879,7 @@ impl Rec {
             let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != 2_i128 {
+                    if __v.len() as i128 != 2_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(2_i128).unwrap_or(u64::MAX),

@@ -80,9 +80,9 @@ impl MiscNumSwitch {
                 .map_err(|e| e.in_field("checked"))?;
             {
                 let __v = &__v;
-                if !match __v.value() {
-                    ::std::result::Result::Ok(__nv) => __nv <= 4096_i128,
-                    ::std::result::Result::Err(_) => false,
+                if match __v.value() {
+                    ::std::result::Result::Ok(__nv) => __nv > 4096_i128,
+                    ::std::result::Result::Err(_) => true,
                 } {
                     return Err(
                         __io::DecodeError::not_valid(
@@ -166,8 +166,7 @@ impl MiscNumSwitch {
             let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128)
-                        != len.value().map_err(__io::ExprError::encode)?
+                    if __v.len() as i128 != len.value().map_err(__io::ExprError::encode)?
                     {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
@@ -189,9 +188,9 @@ impl MiscNumSwitch {
         {
             let __v = &self.checked;
             (|| -> Result<(), __io::EncodeError> {
-                if !match __v.value() {
-                    ::std::result::Result::Ok(__nv) => __nv <= 4096_i128,
-                    ::std::result::Result::Err(_) => false,
+                if match __v.value() {
+                    ::std::result::Result::Ok(__nv) => __nv > 4096_i128,
+                    ::std::result::Result::Err(_) => true,
                 } {
                     return Err(
                         __io::EncodeError::not_valid(

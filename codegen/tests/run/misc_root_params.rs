@@ -64,7 +64,7 @@ impl MiscRootParams {
             let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != len {
+                    if __v.len() as i128 != len {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len).unwrap_or(u64::MAX),

@@ -218,9 +218,9 @@ impl Item {
                 |__r| {
                     let __sw_bytes = AsRef::<[u8]>::as_ref(&code).to_vec();
                     let __sw: &[u8] = &__sw_bytes[..];
-                    if __sw == &(::std::vec::Vec::<u8>::from([73]))[..] {
+                    if __sw == &::std::vec::Vec::<u8>::from([73])[..] {
                         IntVal::read_from(__r).map(ItemBody::IntVal)
-                    } else if __sw == &(::std::vec::Vec::<u8>::from([83]))[..] {
+                    } else if __sw == &::std::vec::Vec::<u8>::from([83])[..] {
                         StrVal::read_from(__r).map(ItemBody::StrVal)
                     } else {
                         Ok::<_, __io::DecodeError>(ItemBody::NoCase)
@@ -236,7 +236,7 @@ impl Item {
             let __v = &self.code;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != 1_i128 {
+                    if __v.len() as i128 != 1_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(1_i128).unwrap_or(u64::MAX),
@@ -258,7 +258,7 @@ impl Item {
                     let __sw: &[u8] = &__sw_bytes[..];
                     match __v {
                         ItemBody::IntVal(__x) => {
-                            if __sw != &(::std::vec::Vec::<u8>::from([73]))[..] {
+                            if __sw != &::std::vec::Vec::<u8>::from([73])[..] {
                                 return Err(
                                     __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {
                                         selected: ::std::format!("{:?}", __sw),
@@ -269,7 +269,7 @@ impl Item {
                             __x.write_to(__w)?;
                         }
                         ItemBody::StrVal(__x) => {
-                            if __sw != &(::std::vec::Vec::<u8>::from([83]))[..] {
+                            if __sw != &::std::vec::Vec::<u8>::from([83])[..] {
                                 return Err(
                                     __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {
                                         selected: ::std::format!("{:?}", __sw),
@@ -280,8 +280,8 @@ impl Item {
                             __x.write_to(__w)?;
                         }
                         ItemBody::NoCase => {
-                            if __sw == &(::std::vec::Vec::<u8>::from([73]))[..]
-                                || __sw == &(::std::vec::Vec::<u8>::from([83]))[..]
+                            if __sw == &::std::vec::Vec::<u8>::from([73])[..]
+                                || __sw == &::std::vec::Vec::<u8>::from([83])[..]
                             {
                                 return Err(
                                     __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {

@@ -437,8 +437,8 @@ impl Point {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.x).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.y).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.x.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.y.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())

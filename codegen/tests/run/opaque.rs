@@ -73,7 +73,7 @@ impl Opaque {
             let __v = &self.sized_pair;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != 2_i128 {
+                    if __v.encoded_len() as i128 != 2_i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;

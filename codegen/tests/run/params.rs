@@ -220,13 +220,15 @@ impl Params {
             let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if __v.size != (len as i128) {
+                    if __v.size != len as i128 {
                         return Err(
                             __io::EncodeError::new(
                                 __io::EncodeErrorKind::Semantic(
                                     format!(
                                         "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "size", __v.size, len as i128
+                                        "size",
+                                        __v.size,
+                                        len as i128,
                                     ),
                                 ),
                             ),
@@ -238,7 +240,9 @@ impl Params {
                                 __io::EncodeErrorKind::Semantic(
                                     format!(
                                         "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "who", __v.who, kind
+                                        "who",
+                                        __v.who,
+                                        kind,
                                     ),
                                 ),
                             ),
@@ -252,8 +256,9 @@ impl Params {
                                 __io::EncodeErrorKind::Semantic(
                                     format!(
                                         "param `{}` of the value is {:?} but the schema gives {:?}",
-                                        "label", __v.label, ::std::string::String::from(AsRef:: <
-                                        str > ::as_ref(& "tag"))
+                                        "label",
+                                        __v.label,
+                                        ::std::string::String::from(AsRef::<str>::as_ref(&"tag")),
                                     ),
                                 ),
                             ),
@@ -267,7 +272,7 @@ impl Params {
         }
         {
             let __val = &self.pairs;
-            if (__val.len() as i128) != 2_i128 {
+            if __val.len() as i128 != 2_i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -285,7 +290,9 @@ impl Params {
                                     __io::EncodeErrorKind::Semantic(
                                         format!(
                                             "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "size", __v.size, 2_i128
+                                            "size",
+                                            __v.size,
+                                            2_i128,
                                         ),
                                     ),
                                 ),
@@ -297,7 +304,9 @@ impl Params {
                                     __io::EncodeErrorKind::Semantic(
                                         format!(
                                             "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "who", __v.who, Animal::Dog
+                                            "who",
+                                            __v.who,
+                                            Animal::Dog,
                                         ),
                                     ),
                                 ),
@@ -311,8 +320,9 @@ impl Params {
                                     __io::EncodeErrorKind::Semantic(
                                         format!(
                                             "param `{}` of the value is {:?} but the schema gives {:?}",
-                                            "label", __v.label, ::std::string::String::from(AsRef:: <
-                                            str > ::as_ref(& "p"))
+                                            "label",
+                                            __v.label,
+                                            ::std::string::String::from(AsRef::<str>::as_ref(&"p")),
                                         ),
                                     ),
                                 ),
@@ -470,7 +480,7 @@ impl Chunk {
             let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != size {
+                    if __v.len() as i128 != size {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(size).unwrap_or(u64::MAX),
@@ -526,8 +536,9 @@ impl Chunk {
                 str,
             >::as_ref(
                 &::std::format!(
-                    "{}{}", AsRef:: < str > ::as_ref(& label), AsRef:: < str > ::as_ref(&
-                    "!")
+                    "{}{}",
+                    AsRef::<str>::as_ref(&label),
+                    AsRef::<str>::as_ref(&"!"),
                 ),
             ),
         )

@@ -250,7 +250,7 @@ impl Placed {
             let __v = &self.title;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (len_title as i128) {
+                    if __v.len() as i128 != len_title as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len_title as i128)
@@ -325,7 +325,7 @@ impl Placed {
                         let __v = &self.blob;
                         (|| -> Result<(), __io::EncodeError> {
                             {
-                                if (__v.len() as i128) != (len_blob as i128) {
+                                if __v.len() as i128 != len_blob as i128 {
                                     return Err(
                                         __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                             expected: u64::try_from(len_blob as i128)
@@ -365,7 +365,7 @@ impl Placed {
                     let __v = &self.blob;
                     (|| -> Result<(), __io::EncodeError> {
                         {
-                            if (__v.len() as i128) != (len_blob as i128) {
+                            if __v.len() as i128 != len_blob as i128 {
                                 return Err(
                                     __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                         expected: u64::try_from(len_blob as i128)
@@ -548,7 +548,7 @@ impl Entry {
             .map_err(|e| e.in_field("len_name"))?;
         {
             let mut __b = [0u8; 5];
-            __b[0..4].copy_from_slice(&(self.id).to_le_bytes());
+            __b[0..4].copy_from_slice(&self.id.to_le_bytes());
             __b[4..5].copy_from_slice(&len_name.to_le_bytes());
             __w.write_bytes(&__b);
         }
@@ -556,7 +556,7 @@ impl Entry {
             let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (len_name as i128) {
+                    if __v.len() as i128 != len_name as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len_name as i128)

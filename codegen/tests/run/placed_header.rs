@@ -128,7 +128,7 @@ impl PlacedHeader {
             let __v = &self.palette;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != 16_i128 {
+                    if __v.len() as i128 != 16_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(16_i128).unwrap_or(u64::MAX),
@@ -151,7 +151,7 @@ impl PlacedHeader {
                     let __w = &mut __tw;
                     {
                         let __val = &self.directory;
-                        if (__val.len() as i128) != (head.num_lumps as i128) {
+                        if __val.len() as i128 != head.num_lumps as i128 {
                             return Err(
                                 __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                                         expected: u64::try_from(head.num_lumps as i128)
@@ -191,7 +191,7 @@ impl PlacedHeader {
                 let __w = &mut __tw;
                 {
                     let __val = &self.directory;
-                    if (__val.len() as i128) != (head.num_lumps as i128) {
+                    if __val.len() as i128 != head.num_lumps as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                                     expected: u64::try_from(head.num_lumps as i128)
@@ -363,8 +363,8 @@ impl Header {
         {
             let mut __b = [0u8; 12];
             __b[0..4].copy_from_slice(b"IWAD");
-            __b[4..8].copy_from_slice(&(self.num_lumps).to_le_bytes());
-            __b[8..12].copy_from_slice(&(self.ofs_dir).to_le_bytes());
+            __b[4..8].copy_from_slice(&self.num_lumps.to_le_bytes());
+            __b[8..12].copy_from_slice(&self.ofs_dir.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())
@@ -436,15 +436,15 @@ impl Lump {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 8];
-            __b[0..4].copy_from_slice(&(self.filepos).to_le_bytes());
-            __b[4..8].copy_from_slice(&(self.size).to_le_bytes());
+            __b[0..4].copy_from_slice(&self.filepos.to_le_bytes());
+            __b[4..8].copy_from_slice(&self.size.to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
             let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != 8_i128 {
+                    if __v.len() as i128 != 8_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(8_i128).unwrap_or(u64::MAX),

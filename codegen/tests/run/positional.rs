@@ -202,7 +202,7 @@ impl Positional {
                     ::std::option::Option<u8>,
                     ::statepack_runtime::io::DecodeError,
                 > {
-                    let never: ::std::option::Option<u8> = if (ofs_name as i128)
+                    let never: ::std::option::Option<u8> = if ofs_name as i128
                         == 255_i128
                     {
                         Some({
@@ -254,7 +254,7 @@ impl Positional {
         }
         {
             let __val = &self.numbers;
-            if (__val.len() as i128) != (header.count as i128) {
+            if __val.len() as i128 != header.count as i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(header.count as i128)
@@ -272,7 +272,7 @@ impl Positional {
             let __v = &self.block;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != 6_i128 {
+                    if __v.encoded_len() as i128 != 6_i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;
@@ -370,7 +370,7 @@ impl Positional {
                     let __w = &mut __tw;
                     if let ::std::option::Option::Some(__v) = __io::present(
                         never,
-                        (ofs_name as i128) == 255_i128,
+                        ofs_name as i128 == 255_i128,
                         "never",
                         "ofs_name == 0xff",
                     )? {

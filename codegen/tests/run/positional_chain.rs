@@ -208,8 +208,8 @@ impl Node {
                     ::std::option::Option<::std::boxed::Box<Node>>,
                     ::statepack_runtime::io::DecodeError,
                 > {
-                    let next: ::std::option::Option<::std::boxed::Box<Node>> = if (next_at
-                        as i128) != 0_i128
+                    let next: ::std::option::Option<::std::boxed::Box<Node>> = if next_at
+                        as i128 != 0_i128
                     {
                         Some({
                             let __p: i128 = next_at as i128;
@@ -248,8 +248,8 @@ impl Node {
         let next = self.next.get().ok();
         {
             let mut __b = [0u8; 2];
-            __b[0..1].copy_from_slice(&(self.next_at).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.value).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.next_at.to_le_bytes());
+            __b[1..2].copy_from_slice(&self.value.to_le_bytes());
             __w.write_bytes(&__b);
         }
         if let ::std::option::Option::Some(next) = next {
@@ -262,7 +262,7 @@ impl Node {
                     let __w = &mut __tw;
                     if let ::std::option::Option::Some(__v) = __io::present(
                         next,
-                        (next_at as i128) != 0_i128,
+                        next_at as i128 != 0_i128,
                         "next",
                         "next_at != 0",
                     )? {

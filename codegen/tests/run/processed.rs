@@ -123,7 +123,7 @@ impl Processed {
                     let __at = __r.offset();
                     match __r.take_sized(4_i128) {
                         Ok(__s) => {
-                            let __key: &[u8] = &[((key as i128) & 0xff) as u8];
+                            let __key: &[u8] = &[(key as i128 & 0xff) as u8];
                             __stored_hidden = ::std::option::Option::Some(__s.to_vec());
                             __io::unprocess_within(
                                     __io::Processor::Xor(__key),
@@ -258,14 +258,14 @@ impl Processed {
                     __v.write_to(&mut __sw)?;
                     let __d: &[u8] = &__sw.into_stream_bytes(__w)?;
                     let __s = {
-                        let __key: &[u8] = &[((key as i128) & 0xff) as u8];
+                        let __key: &[u8] = &[(key as i128 & 0xff) as u8];
                         __io::reprocess(
                             __io::Processor::Xor(__key),
                             __d,
                             self.__stored_hidden.as_deref(),
                         )
                     };
-                    if (__s.len() as i128) != 4_i128 {
+                    if __s.len() as i128 != 4_i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;
@@ -293,7 +293,7 @@ impl Processed {
                         __d,
                         self.__stored_spun.as_deref(),
                     );
-                    if (__s.len() as i128) != 2_i128 {
+                    if __s.len() as i128 != 2_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -507,8 +507,8 @@ impl Point {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 4];
-            __b[0..2].copy_from_slice(&(self.x).to_le_bytes());
-            __b[2..4].copy_from_slice(&(self.y).to_le_bytes());
+            __b[0..2].copy_from_slice(&self.x.to_le_bytes());
+            __b[2..4].copy_from_slice(&self.y.to_le_bytes());
             __w.write_bytes(&__b);
         }
         __w.align_to_byte_with(self.__unread_pad);

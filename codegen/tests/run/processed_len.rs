@@ -214,7 +214,7 @@ impl ProcessedLen {
         }
         {
             let mut __b = [0u8; 5];
-            __b[0..4].copy_from_slice(&(self.check).to_be_bytes());
+            __b[0..4].copy_from_slice(&self.check.to_be_bytes());
             __b[4..5].copy_from_slice(&len_tail.to_le_bytes());
             __w.write_bytes(&__b);
         }

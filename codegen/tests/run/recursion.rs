@@ -142,13 +142,13 @@ impl Recursion {
                             }
                             __x.write_with_context(
                                 __w,
-                                &(::std::option::Option::Some(
+                                &::std::option::Option::Some(
                                     match &__ctx_root_tag {
                                         ::std::option::Option::Some(__o) => *__o,
                                         ::std::option::Option::None => tag as i128,
                                     },
-                                )),
-                                &(::std::option::Option::Some(tag as i128)),
+                                ),
+                                &::std::option::Option::Some(tag as i128),
                             )?;
                         }
                         RecursionNext::Leaf(__x) => {
@@ -209,9 +209,9 @@ impl Recursion {
         let __ctx_parent_tag = &self.__ctx_parent_tag;
         let tag = self.tag;
         let next = &self.next;
-        let __v: ::std::option::Option<i128> = if (tag as i128) == 0_i128 {
+        let __v: ::std::option::Option<i128> = if tag as i128 == 0_i128 {
             ::std::option::Option::Some(
-                *(match &__ctx_parent_tag {
+                *match &__ctx_parent_tag {
                     ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o),
                     ::std::option::Option::None => {
                         ::std::result::Result::Err(
@@ -222,7 +222,7 @@ impl Recursion {
                             ),
                         )
                     }
-                })?,
+                }?,
             )
         } else {
             ::std::option::Option::None

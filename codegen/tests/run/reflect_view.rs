@@ -205,7 +205,7 @@ impl ReflectView {
                     }
                 },
             )?;
-        let extra: ::std::option::Option<u16> = if (n as i128) > 1_i128 {
+        let extra: ::std::option::Option<u16> = if n as i128 > 1_i128 {
             Some(__r.leaf("extra", |__r| __r.read_u16le())?)
         } else {
             None
@@ -314,7 +314,7 @@ impl ReflectView {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.extra,
-            (n as i128) > 1_i128,
+            n as i128 > 1_i128,
             "extra",
             "n > 1",
         )? {
@@ -322,8 +322,8 @@ impl ReflectView {
         }
         {
             let mut __b = [0u8; 2];
-            __b[0..1].copy_from_slice(&(self.raw[0]).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.raw[1]).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.raw[0].to_le_bytes());
+            __b[1..2].copy_from_slice(&self.raw[1].to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())

@@ -227,7 +227,7 @@ impl RootLib {
         {
             let mut __b = [0u8; 2];
             __b[0..1].copy_from_slice(&num_items.to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.width).to_le_bytes());
+            __b[1..2].copy_from_slice(&self.width.to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
@@ -323,7 +323,7 @@ impl RootLibItem {
             let __v = &self.data;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != __ctx_root_width {
+                    if __v.len() as i128 != __ctx_root_width {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(__ctx_root_width)

@@ -88,7 +88,7 @@ impl SeqExprs {
             __v
         };
         let flag: u8 = __r.leaf("flag", |__r| __r.read_u8())?;
-        let opt: ::std::option::Option<u8> = if (flag as i128) == 1_i128 {
+        let opt: ::std::option::Option<u8> = if flag as i128 == 1_i128 {
             Some(__r.leaf("opt", |__r| __r.read_u8())?)
         } else {
             None
@@ -97,7 +97,7 @@ impl SeqExprs {
         let tail: ::std::vec::Vec<u8> = {
             let __v: ::std::vec::Vec<u8> = {
                 __r.take_sized(
-                        *(match &opt {
+                        *match &opt {
                             ::std::option::Option::Some(__o) => {
                                 ::std::result::Result::Ok(__o)
                             }
@@ -110,7 +110,7 @@ impl SeqExprs {
                                     ),
                                 )
                             }
-                        })
+                        }
                             .map_err(|__e| __e.decode_at(__r.offset()).in_field("tail"))?
                             as i128,
                     )
@@ -138,11 +138,11 @@ impl SeqExprs {
                     {
                         let __elem = __list[__list.len() - 1];
                         let _ = __elem;
-                        if (__elem as i128)
-                            == (*__io::expr_last(&lens[..])
+                        if __elem as i128
+                            == *__io::expr_last(&lens[..])
                                 .map_err(|__e| {
                                     __e.decode_at(__r.offset()).in_field("items")
-                                })? as i128)
+                                })? as i128
                         {
                             break;
                         }
@@ -230,9 +230,9 @@ impl SeqExprs {
             let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128)
-                        != (*__io::expr_at(&lens[..], 1_i128)
-                            .map_err(__io::ExprError::encode)? as i128)
+                    if __v.len() as i128
+                        != *__io::expr_at(&lens[..], 1_i128)
+                            .map_err(__io::ExprError::encode)? as i128
                     {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
@@ -257,7 +257,7 @@ impl SeqExprs {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.opt,
-            (flag as i128) == 1_i128,
+            flag as i128 == 1_i128,
             "opt",
             "flag == 1",
         )? {
@@ -267,8 +267,8 @@ impl SeqExprs {
             let __v = &self.tail;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128)
-                        != (*(match &opt {
+                    if __v.len() as i128
+                        != *match &opt {
                             ::std::option::Option::Some(__o) => {
                                 ::std::result::Result::Ok(__o)
                             }
@@ -281,13 +281,13 @@ impl SeqExprs {
                                     ),
                                 )
                             }
-                        })
-                            .map_err(__io::ExprError::encode)? as i128)
+                        }
+                            .map_err(__io::ExprError::encode)? as i128
                     {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(
-                                        *(match &opt {
+                                        *match &opt {
                                             ::std::option::Option::Some(__o) => {
                                                 ::std::result::Result::Ok(__o)
                                             }
@@ -300,7 +300,7 @@ impl SeqExprs {
                                                     ),
                                                 )
                                             }
-                                        })
+                                        }
                                             .map_err(__io::ExprError::encode)? as i128,
                                     )
                                     .unwrap_or(u64::MAX),
@@ -319,9 +319,9 @@ impl SeqExprs {
             for (__j, __e) in __val.iter().enumerate() {
                 let __elem = *__e;
                 let _ = __elem;
-                if ((__elem as i128)
-                    == (*__io::expr_last(&lens[..]).map_err(__io::ExprError::encode)?
-                        as i128)) != (__j + 1 == __val.len())
+                if (__elem as i128
+                    == *__io::expr_last(&lens[..]).map_err(__io::ExprError::encode)?
+                        as i128) != (__j + 1 == __val.len())
                 {
                     return Err(
                         __io::EncodeError::new(__io::EncodeErrorKind::UntilMismatch {
@@ -346,7 +346,7 @@ impl SeqExprs {
         }
         {
             let __val = &self.chunks;
-            if (__val.len() as i128) != (n as i128) {
+            if __val.len() as i128 != n as i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(n as i128).unwrap_or(u64::MAX),
@@ -358,9 +358,9 @@ impl SeqExprs {
             for (__i, __v) in __val.iter().enumerate() {
                 (|| -> Result<(), __io::EncodeError> {
                     {
-                        if (__v.len() as i128)
-                            != (*__io::expr_at(&lens[..], __i as i128)
-                                .map_err(__io::ExprError::encode)? as i128)
+                        if __v.len() as i128
+                            != *__io::expr_at(&lens[..], __i as i128)
+                                .map_err(__io::ExprError::encode)? as i128
                         {
                             return Err(
                                 __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {

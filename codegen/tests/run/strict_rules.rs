@@ -288,7 +288,7 @@ impl StrictRules {
             let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != (len_body as i128) {
+                    if __v.encoded_len() as i128 != len_body as i128 {
                         {
                             let mut __probe = __io::ByteWriter::new();
                             __v.write_to(&mut __probe)?;
@@ -310,7 +310,7 @@ impl StrictRules {
         {
             let mut __b = [0u8; 2];
             __b[0..1].copy_from_slice(&(self.kind.to_i() as u8).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.pick).to_le_bytes());
+            __b[1..2].copy_from_slice(&self.pick.to_le_bytes());
             __w.write_bytes(&__b);
         }
         {

@@ -98,7 +98,7 @@ impl SwitchSized {
         let code = self.code;
         {
             let mut __b = [0u8; 2];
-            __b[0..1].copy_from_slice(&(self.code).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.code.to_le_bytes());
             __b[1..2].copy_from_slice(&len_body.to_le_bytes());
             __w.write_bytes(&__b);
         }
@@ -106,7 +106,7 @@ impl SwitchSized {
             let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.encoded_len() as i128) != (len_body as i128) {
+                    if __v.encoded_len() as i128 != len_body as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len_body as i128)

@@ -79,7 +79,7 @@ impl SwitchStr {
                             ),
                         );
                     }
-                    if (__v.len() as i128) != 2_i128 {
+                    if __v.len() as i128 != 2_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -385,8 +385,8 @@ impl Two {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 2];
-            __b[0..1].copy_from_slice(&(self.y).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.z).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.y.to_le_bytes());
+            __b[1..2].copy_from_slice(&self.z.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())

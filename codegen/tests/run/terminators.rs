@@ -385,7 +385,7 @@ impl Terminators {
         }
         {
             let __val = &self.words;
-            if (__val.len() as i128) != 2_i128 {
+            if __val.len() as i128 != 2_i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(2_i128).unwrap_or(u64::MAX),

@@ -51,8 +51,8 @@ impl UnknownEncoding {
                 },
             )?;
         let has_legacy: u8 = __r.leaf("has_legacy", |__r| __r.read_u8())?;
-        let legacy: ::std::option::Option<::std::string::String> = if (has_legacy
-            as i128) != 0_i128
+        let legacy: ::std::option::Option<::std::string::String> = if has_legacy as i128
+            != 0_i128
         {
             Some(
                 __r
@@ -83,7 +83,7 @@ impl UnknownEncoding {
             let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (len_name as i128) {
+                    if __v.len() as i128 != len_name as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(len_name as i128)
@@ -104,14 +104,14 @@ impl UnknownEncoding {
         }
         if let ::std::option::Option::Some(__v) = __io::present(
             &self.legacy,
-            (has_legacy as i128) != 0_i128,
+            has_legacy as i128 != 0_i128,
             "legacy",
             "has_legacy != 0",
         )? {
             (|| -> Result<(), __io::EncodeError> {
                 {
                     let __b = __io::encode_str(__v, "x-legacy-charset")?;
-                    if (__b.len() as i128) != 2_i128 {
+                    if __b.len() as i128 != 2_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(2_i128).unwrap_or(u64::MAX),

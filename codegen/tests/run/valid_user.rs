@@ -50,8 +50,7 @@ impl ValidUser {
                 if !{
                     let __elem = __v;
                     let _ = __elem;
-                    ((__elem.version as i128) == 2_i128)
-                        && ((__elem.len as i128) <= 8_i128)
+                    __elem.version as i128 == 2_i128 && __elem.len as i128 <= 8_i128
                 } {
                     return Err(
                         __io::DecodeError::not_valid(
@@ -89,7 +88,7 @@ impl ValidUser {
                                 if !{
                                     let __elem = __v;
                                     let _ = __elem;
-                                    (__elem.x as i128) != 0_i128
+                                    __elem.x as i128 != 0_i128
                                 } {
                                     return Err(
                                         __io::DecodeError::not_valid(
@@ -123,8 +122,7 @@ impl ValidUser {
                 if !{
                     let __elem = __v;
                     let _ = __elem;
-                    ((__elem.version as i128) == 2_i128)
-                        && ((__elem.len as i128) <= 8_i128)
+                    __elem.version as i128 == 2_i128 && __elem.len as i128 <= 8_i128
                 } {
                     return Err(
                         __io::EncodeError::not_valid(
@@ -144,7 +142,7 @@ impl ValidUser {
             let __v = &self.body;
             (|| -> Result<(), __io::EncodeError> {
                 {
-                    if (__v.len() as i128) != (head.len as i128) {
+                    if __v.len() as i128 != head.len as i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(head.len as i128)
@@ -162,7 +160,7 @@ impl ValidUser {
         let __rule_items: &'static str = "must satisfy _.x != 0";
         {
             let __val = &self.items;
-            if (__val.len() as i128) != 2_i128 {
+            if __val.len() as i128 != 2_i128 {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -176,7 +174,7 @@ impl ValidUser {
                     if !{
                         let __elem = __v;
                         let _ = __elem;
-                        (__elem.x as i128) != 0_i128
+                        __elem.x as i128 != 0_i128
                     } {
                         return Err(
                             __io::EncodeError::not_valid(
@@ -343,8 +341,8 @@ impl Header {
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         {
             let mut __b = [0u8; 2];
-            __b[0..1].copy_from_slice(&(self.version).to_le_bytes());
-            __b[1..2].copy_from_slice(&(self.len).to_le_bytes());
+            __b[0..1].copy_from_slice(&self.version.to_le_bytes());
+            __b[1..2].copy_from_slice(&self.len.to_le_bytes());
             __w.write_bytes(&__b);
         }
         Ok(())

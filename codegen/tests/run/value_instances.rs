@@ -164,7 +164,7 @@ impl ValueInstances {
         }
         {
             let __val = &self.items;
-            if (__val.len() as i128) != (n as i128).wrapping_sub(1_i128) {
+            if __val.len() as i128 != (n as i128).wrapping_sub(1_i128) {
                 return Err(
                     __io::EncodeError::new(__io::EncodeErrorKind::CountMismatch {
                             expected: u64::try_from((n as i128).wrapping_sub(1_i128))
@@ -190,7 +190,7 @@ impl ValueInstances {
                             ),
                         );
                     }
-                    if (__v.len() as i128) != 2_i128 {
+                    if __v.len() as i128 != 2_i128 {
                         return Err(
                             __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
                                 expected: u64::try_from(2_i128).unwrap_or(u64::MAX),
@@ -243,8 +243,9 @@ impl ValueInstances {
                 str,
             >::as_ref(
                 &::std::format!(
-                    "{}{}", AsRef:: < str > ::as_ref(& name), AsRef:: < str > ::as_ref(&
-                    "!")
+                    "{}{}",
+                    AsRef::<str>::as_ref(&name),
+                    AsRef::<str>::as_ref(&"!"),
                 ),
             ),
         )
@@ -257,7 +258,7 @@ impl ValueInstances {
         let n = self.n;
         let items = &self.items;
         let name = &self.name;
-        (n as i128) > 2_i128
+        n as i128 > 2_i128
     }
     /// Value instance: `n > 2 ? 2 : 1` (computed from the fields, never stored).
     ///
@@ -267,7 +268,7 @@ impl ValueInstances {
         let n = self.n;
         let items = &self.items;
         let name = &self.name;
-        Animal::from_i_open(if (n as i128) > 2_i128 { 2_i128 } else { 1_i128 })
+        Animal::from_i_open(if n as i128 > 2_i128 { 2_i128 } else { 1_i128 })
     }
     /// Value instance: `n * 10` (computed from the fields, never stored).
     ///
@@ -277,7 +278,7 @@ impl ValueInstances {
         let n = self.n;
         let items = &self.items;
         let name = &self.name;
-        if (n as i128) > 100_i128 {
+        if n as i128 > 100_i128 {
             ::std::option::Option::Some((n as i128).wrapping_mul(10_i128))
         } else {
             ::std::option::Option::None
