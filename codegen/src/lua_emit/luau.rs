@@ -43,6 +43,11 @@ pub fn emit(s: &Schema) -> Result<String, Vec<Diag>> {
         elem_pos: false,
         elem_sums: Vec::new(),
         case_pos: false,
+        elem_slot: false,
+        case_slot: false,
+        defer_enum: None,
+        elem_byte: false,
+        pending_enum: std::cell::RefCell::new(None),
     };
     let out = e.module();
     e.result(out)
@@ -86,6 +91,42 @@ struct Emitter<'a> {
     /// position in the enclosing `__p` (each asks its body as `elem_pos` does); cleared
     /// inside each case's body.
     case_pos: bool,
+    /// Set by a list's loop whose elements keep the position (see `elem_pos`) for the
+    /// element read next: at the top level of that element's body the error path's next
+    /// slot is `__pd` of path `__path` (locals the loop declares when they are used), so a
+    /// switch's case there sets that slot instead of measuring the path twice per element.
+    /// Taken by the body.
+    elem_slot: bool,
+    /// Whether the case of the switch being read sets the path's slot `__path[__pd]` for
+    /// its segment (see `elem_slot`); cleared inside the case's value.
+    case_slot: bool,
+    /// The field, last of the run of numbers being read, whose enum check is left to the
+    /// switch on it that follows (see [`Emitter::enum_deferrable`]).
+    defer_enum: Option<String>,
+    /// Set by a `repeat: eos` list's loop whose elements keep the position (its test is
+    /// `__p < __lim`) for the element read next: at least one byte is left where that
+    /// element's body starts, so a first run of one byte needs no test. Taken by the body.
+    elem_byte: bool,
+    /// That check once the run left it: made by the switch's no-case branch, the only one
+    /// a value outside the enum reaches (see [`PendingEnum`]).
+    pending_enum: std::cell::RefCell<Option<PendingEnum>>,
+}
+
+/// An enum check a run of numbers left to the switch on the field that follows it: every
+/// key of the switch is a value of the enum, so a value outside it takes the switch's
+/// no-case branch, which makes the check first (the same error, field and offset).
+struct PendingEnum {
+    /// The local holding the field's value (the switch's selector).
+    local: String,
+    /// The enum.
+    en: String,
+    /// The field.
+    field: String,
+    /// The position after the run (`__p` or `r.pos`) and the field's offset back from it.
+    pos: String,
+    back: u32,
+    /// Whether the field is unsigned (see `not_in_enum`).
+    unsigned: bool,
 }
 
 /// A `-sp-sum-of` sum added up while its list is read.
@@ -404,7 +445,7 @@ impl<'a> Emitter<'a> {
     /// local for later expressions (up to [`MAX_FIELD_LOCALS`]); when the run does not fit,
     /// the field-by-field code names the first field that does not (the same path and
     /// offset).
-    fn read_run(&mut self, t: &'a TypeDef, run: &[&'a Field]) -> String {
+    fn read_run(&mut self, t: &'a TypeDef, run: &[&'a Field], sure: bool) -> String {
         let mut o = String::new();
         let total: u32 = run.iter().filter_map(|g| fast_width(g)).sum();
         let room = MAX_FIELD_LOCALS.saturating_sub(self.field_locals.len());
@@ -420,35 +461,52 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(o, "\tlocal {}", names.join(", "));
         }
         let pos = self.pos_of("r");
-        let _ = writeln!(
-            o,
-            "\tif {}__lim - {pos} >= {total} then\n\t\tlocal b, p = __buf, {pos}",
-            self.aligned_test("r")
-        );
+        // With the position in `__p`, the reads take `__buf` and `__p` as they are;
+        // else the position is taken into a local once.
+        let (b, p) = if pos == "__p" {
+            ("__buf", "__p")
+        } else {
+            ("b", "p")
+        };
+        if sure && total == 1 && pos == "__p" {
+            // The loop's test left at least the one byte (Luau compiles only this branch).
+            o.push_str("\tif true then\n");
+        } else {
+            let _ = writeln!(
+                o,
+                "\tif {}__lim - {pos} >= {total} then",
+                self.aligned_test("r")
+            );
+        }
+        if p == "p" {
+            let _ = writeln!(o, "\t\tlocal b, p = __buf, {pos}");
+        }
         let mut off = 0;
         for g in run {
             let call = fast_call(g);
+            let at = plus(p, off);
             let dst = dot("v", &g.id);
             let val = match local_of(&g.id) {
                 Some(l) => {
-                    let _ = writeln!(o, "\t\t{l} = buffer.{call}(b, p + {off})\n\t\t{dst} = {l}");
+                    let _ = writeln!(o, "\t\t{l} = buffer.{call}({b}, {at})\n\t\t{dst} = {l}");
                     l
                 }
                 None => {
-                    let _ = writeln!(o, "\t\t{dst} = buffer.{call}(b, p + {off})");
+                    let _ = writeln!(o, "\t\t{dst} = buffer.{call}({b}, {at})");
                     dst.clone()
                 }
             };
-            if let Some(en) = self.enum_checked(g) {
+            let deferred = self.defer_enum.as_deref() == Some(g.id.as_str())
+                && local_of(&g.id).as_deref() == Some(val.as_str());
+            if let Some(en) = self.enum_checked(g).filter(|_| !deferred) {
                 let _ = writeln!(
                     o,
-                    "\t\tif {} then\n\t\t\tS.failAt(r, p + {off}, {}, \"enum\", `{{{val}}} is not a value of enum {en}`)\n\t\tend",
-                    self.not_in_enum(&en, &val),
+                    "\t\tif {} then\n\t\t\tS.failAt(r, {at}, {}, \"enum\", `{{{val}}} is not a value of enum {en}`)\n\t\tend",
+                    self.not_in_enum(&en, &val, unsigned(g)),
                     lua_str(g.id.as_bytes()),
                 );
             }
             if g.valid.is_some() {
-                let at = format!("p + {off}");
                 let fname = lua_str(g.id.as_bytes());
                 match self.valid_check(t, g, "r", &val, &at, &fname, None, 3) {
                     Ok(code) => {
@@ -457,9 +515,19 @@ impl<'a> Emitter<'a> {
                     Err(m) => self.diag(g.pos, &g.key_path, m),
                 }
             }
+            if deferred {
+                *self.pending_enum.borrow_mut() = Some(PendingEnum {
+                    local: val.clone(),
+                    en: self.enum_checked(g).unwrap_or_default(),
+                    field: g.id.clone(),
+                    pos: pos.clone(),
+                    back: total - off,
+                    unsigned: unsigned(g),
+                });
+            }
             off += fast_width(g).unwrap_or(0);
         }
-        let _ = writeln!(o, "\t\t{pos} = p + {total}\n\telse");
+        let _ = writeln!(o, "\t\t{pos} = {}\n\telse", plus(p, total));
         if pos == "__p" {
             o.push_str("\t\tr.pos = __p\n");
         }
@@ -496,8 +564,16 @@ impl<'a> Emitter<'a> {
     fn read_body(&mut self, t: &'a TypeDef) -> String {
         // What a list's loop asked of its element (see `elem_pos`, `elem_sums`).
         let shared_pos = std::mem::take(&mut self.elem_pos);
+        let elem_slot = std::mem::take(&mut self.elem_slot) && shared_pos;
+        let elem_byte = std::mem::take(&mut self.elem_byte)
+            && shared_pos
+            && t.endian_switch.is_none()
+            && !self.sizeof_used;
         let elem_sums = std::mem::take(&mut self.elem_sums);
         let saved_case_pos = std::mem::take(&mut self.case_pos);
+        let saved_case_slot = std::mem::take(&mut self.case_slot);
+        // A check pending for a switch around is not this body's to make.
+        let saved_pending = self.pending_enum.borrow_mut().take();
         let saved_locals = std::mem::take(&mut self.field_locals);
         let saved_of = self.locals_of.replace(t.name.clone());
         let mut o = String::new();
@@ -545,7 +621,16 @@ impl<'a> Emitter<'a> {
         }
         let mut unaligned = false;
         let mut i = 0;
+        // Where the code of the field after the last run starts.
+        let mut enum_at = 0;
         while i < t.fields.len() {
+            // An enum check the switch after the last run did not make (never expected once
+            // the switch is read) is made between the two.
+            if i > 0 && o.len() > enum_at {
+                if let Some(pe) = self.pending_enum.borrow_mut().take() {
+                    o.insert_str(enum_at, &self.enum_check_at(&pe, 1));
+                }
+            }
             let f = &t.fields[i];
             if f.at.is_none() {
                 let bit_field = crate::bits::is_bit_field(f);
@@ -600,8 +685,11 @@ impl<'a> Emitter<'a> {
                 // A switch whose cases are all written out in place: they keep the
                 // position in `__p` too (see `case_pos`).
                 self.case_pos = true;
+                // At the element's top level the path's next slot is the loop's `__pd`.
+                self.case_slot = elem_slot;
                 let code = self.read_field(t, f);
                 self.case_pos = false;
+                self.case_slot = false;
                 match code {
                     Ok(code) => {
                         let _ = write!(o, "\tdo\n{code}\tend\n");
@@ -619,9 +707,13 @@ impl<'a> Emitter<'a> {
                 self.pos_local = false;
             }
             if !run.is_empty() {
-                o.push_str(&self.read_run(t, &run));
+                self.defer_enum = self.enum_deferrable(t, &run, t.fields.get(i + run.len()));
+                let sure = i == 0 && elem_byte;
+                o.push_str(&self.read_run(t, &run, sure));
+                self.defer_enum = None;
                 unaligned = false;
                 i += run.len();
+                enum_at = o.len();
                 continue;
             }
             match self.read_field(t, f) {
@@ -634,6 +726,9 @@ impl<'a> Emitter<'a> {
                 Err(m) => self.diag(f.pos, &f.key_path, m),
             }
             i += 1;
+        }
+        if let Some(pe) = self.pending_enum.borrow_mut().take() {
+            o.insert_str(enum_at, &self.enum_check_at(&pe, 1));
         }
         let end_pos = self.pos_local;
         if self.pos_local && (!shared_pos || t.fields.iter().any(|f| f.sum_of.is_some())) {
@@ -702,7 +797,68 @@ impl<'a> Emitter<'a> {
         self.buf_in_scope = saved_buf;
         self.sums = saved_sums;
         self.case_pos = saved_case_pos;
+        self.case_slot = saved_case_slot;
+        *self.pending_enum.borrow_mut() = saved_pending;
         o
+    }
+
+    /// Whether the enum check of the last field of `run` may be left to `next`, a switch on
+    /// that field: a strict switch read as it stands, without a size or `_` case, whose
+    /// selector is the field itself and whose keys are all values of the field's enum (so
+    /// nothing runs between the two, and only a value outside the enum reaches the switch's
+    /// no-case branch, which then makes the check; see [`PendingEnum`]).
+    fn enum_deferrable(
+        &mut self,
+        t: &'a TypeDef,
+        run: &[&'a Field],
+        next: Option<&'a Field>,
+    ) -> Option<String> {
+        let g = run.last()?;
+        let en = self.enum_checked(g)?;
+        let f = next?;
+        let FieldKind::Switch {
+            on,
+            cases,
+            default: None,
+            size: None,
+        } = &f.kind
+        else {
+            return None;
+        };
+        if !f.strict || !r_free(f) || on.src.trim() != g.id {
+            return None;
+        }
+        let values: Vec<i128> = self
+            .s
+            .enums
+            .iter()
+            .find(|e| e.name == en)?
+            .values
+            .iter()
+            .map(|v| v.value)
+            .collect();
+        for (k, _) in cases {
+            let (kx, _) = self.ex(t, k, "r", None, None).ok()?;
+            let key: i128 = kx.trim().parse().ok()?;
+            if !values.contains(&key) {
+                return None;
+            }
+        }
+        Some(g.id.clone())
+    }
+
+    /// The enum check `pe` at depth `d`: the error names the field at its offset.
+    fn enum_check_at(&self, pe: &PendingEnum, d: usize) -> String {
+        let i0 = ind(d);
+        format!(
+            "{i0}if {} then\n{i0}\tS.failAt(r, {} - {}, {}, \"enum\", `{{{}}} is not a value of enum {}`)\n{i0}end\n",
+            self.not_in_enum(&pe.en, &pe.local, pe.unsigned),
+            pe.pos,
+            pe.back,
+            lua_str(pe.field.as_bytes()),
+            pe.local,
+            pe.en
+        )
     }
 
     /// Whether switch field `f` of `t` may be read with the position kept in `__p`: in
@@ -764,6 +920,7 @@ impl<'a> Emitter<'a> {
         d: usize,
     ) -> R<(String, bool)> {
         self.elem_pos = keep_pos;
+        self.elem_slot = keep_pos;
         self.elem_sums = self
             .sums
             .iter()
@@ -773,6 +930,7 @@ impl<'a> Emitter<'a> {
         let code = self.read_checked(t, f, r, "e", "nil", Some("i"), d);
         // What no body took (the element was not written out in place) is done here.
         let kept = keep_pos && !std::mem::take(&mut self.elem_pos);
+        self.elem_slot = false;
         let left = std::mem::take(&mut self.elem_sums);
         let mut code = code?;
         for (local, member) in left {
@@ -943,17 +1101,33 @@ impl<'a> Emitter<'a> {
                 };
                 if let Some((k, w)) = fast {
                     let call = fast_call(f);
+                    // With the position in `__p` and the buffer in `__buf`, read as they are.
+                    let direct = r == "r" && self.buf_in_scope && self.pos_of(r) == "__p";
+                    let (b, p) = if direct { ("__buf", "__p") } else { ("b", "p") };
                     let items: Vec<String> = (0..k)
-                        .map(|j| format!("buffer.{call}(b, p + {})", j * w))
+                        .map(|j| format!("buffer.{call}({b}, {})", plus(p, j * w)))
                         .collect();
+                    let take = if direct {
+                        String::new()
+                    } else {
+                        format!(
+                            "{i0}\tlocal b, p = {}, {}\n",
+                            if r == "r" && self.buf_in_scope {
+                                "__buf".to_owned()
+                            } else {
+                                format!("{r}.buf")
+                            },
+                            self.pos_of(r)
+                        )
+                    };
                     let _ = write!(
                         o,
-                        "{i0}if {2}{3} - {5} >= {0} then\n{i0}\tlocal b, p = {4}, {5}\n{i0}\t{target} = {{ {1} }}\n{i0}\t{5} = p + {0}\n{i0}else\n{6}",
+                        "{i0}if {2}{3} - {5} >= {0} then\n{take}{4}{i0}\t{target} = {{ {1} }}\n{i0}\t{5} = {p} + {0}\n{i0}else\n{6}",
                         k * w,
                         items.join(", "),
                         self.aligned_test(r),
                         if r == "r" && self.buf_in_scope { "__lim".to_owned() } else { format!("{r}.limit") },
-                        if r == "r" && self.buf_in_scope { "__buf".to_owned() } else { format!("{r}.buf") },
+                        "",
                         self.pos_of(r),
                         self.pos_sync(&i0).0,
                     );
@@ -963,7 +1137,7 @@ impl<'a> Emitter<'a> {
                 let (slot, index) = index_slot(f, r, &i0);
                 let keep = self.loop_keeps_pos(f, r, false);
                 let (elem, kept) = self.read_list_elem(t, f, leaked, keep, &i0, d + 2)?;
-                let (take, store) = loop_pos(kept, &i0);
+                let (take, store) = loop_pos(kept, &elem, &i0);
                 let _ = writeln!(
                     o,
                     "{i0}\tlocal list = table.create(n)\n{i0}\tS.enter({r}, {fname})\n{slot}{take}{i0}\tfor i = 0, n - 1 do\n{index}{i0}\t\tlocal e\n{elem}{i0}\t\tlist[i + 1] = e\n{i0}\tend\n{store}{i0}\tS.leave({r})\n{i0}\tS.leave({r})\n{i0}\t{target} = list\n{i0}end"
@@ -982,8 +1156,12 @@ impl<'a> Emitter<'a> {
                     && !matches!(f.kind, FieldKind::User { size: Some(_), .. });
                 let (slot, index) = index_slot(f, r, &i0);
                 let keep = self.loop_keeps_pos(f, r, progresses);
-                let (elem, kept) = self.read_list_elem(t, f, leaked, keep, &i0, d + 2)?;
-                let (take, store) = loop_pos(kept, &i0);
+                // The loop's test `__p < __lim` leaves the element at least one byte.
+                self.elem_byte = keep && matches!(f.repeat, Repeat::Eos) && !self.has_bits;
+                let elem = self.read_list_elem(t, f, leaked, keep, &i0, d + 2);
+                self.elem_byte = false;
+                let (elem, kept) = elem?;
+                let (take, store) = loop_pos(kept, &elem, &i0);
                 let _ = write!(
                     o,
                     "{i0}do\n{i0}\tlocal list = {{}}\n{i0}\tlocal i = 0\n{i0}\tS.enter({r}, {fname})\n{slot}{take}{i0}\twhile {} do\n{before}{index}{i0}\t\tlocal e\n{elem}",
@@ -1051,7 +1229,7 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(
                 o,
                 "{i0}if {} then\n{i0}\tS.failAt({r}, at, {fname}, \"enum\", `{{{dst}}} is not a value of enum {en}`)\n{i0}end",
-                self.not_in_enum(&en, dst)
+                self.not_in_enum(&en, dst, unsigned(f))
             );
         }
         if f.valid.is_some() {
@@ -1093,8 +1271,9 @@ impl<'a> Emitter<'a> {
     }
 
     /// The test that the integer `x` is not a value of enum `en`: a range test when the
-    /// values are the whole numbers lo..=hi, else a look-up in the enum's names table.
-    fn not_in_enum(&self, en: &str, x: &str) -> String {
+    /// values are the whole numbers lo..=hi (without its lower end when `x` is `unsigned`
+    /// and lo is 0), else a look-up in the enum's names table.
+    fn not_in_enum(&self, en: &str, x: &str, unsigned: bool) -> String {
         let vals: Option<Vec<i128>> = self
             .s
             .enums
@@ -1110,6 +1289,9 @@ impl<'a> Emitter<'a> {
                     && hi.abs() <= exact
                     && (hi - lo) as u128 + 1 == vals.len() as u128
                 {
+                    if unsigned && lo == 0 {
+                        return format!("{x} > {hi}");
+                    }
                     return format!("{x} < {lo} or {x} > {hi}");
                 }
             }
@@ -2048,13 +2230,22 @@ impl<'a> Backend<'a> for Emitter<'a> {
                 o.push_str(&self.read_in_sub(&sub, tn, &args, dst, fname, strict, &i0));
             }
             _ => {
-                if enter {
+                // A switch's case at the top level of a list's element: the segment goes
+                // into the slot the loop measured (see `elem_slot`).
+                let slot = enter && r == "r" && self.case_slot;
+                self.case_slot = false;
+                if slot {
+                    let _ = writeln!(o, "{i0}__path[__pd] = {fname}");
+                } else if enter {
                     let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
                 }
                 o.push_str(&self.call_read(tn, r, &args, dst, d));
-                if enter {
+                if slot {
+                    let _ = writeln!(o, "{i0}__path[__pd] = nil");
+                } else if enter {
                     let _ = writeln!(o, "{i0}S.leave({r})");
                 }
+                self.case_slot = slot;
             }
         }
         Ok(o)
@@ -2070,8 +2261,14 @@ impl<'a> Backend<'a> for Emitter<'a> {
     ) -> String {
         // A selector held in a field local was read by a run of numbers: always a number.
         let number = self.field_locals.iter().any(|(_, l)| l == sel);
-        case_tree(arms, fallback, numeric, number, d)
-            .unwrap_or_else(|| case_chain(arms, fallback, &ind(d)))
+        // The enum check the run left to this switch (see `PendingEnum`).
+        let pending = self.pending_enum.borrow_mut().take_if(|pe| pe.local == sel);
+        let fallback = match pending {
+            Some(pe) => format!("{}{fallback}", self.enum_check_at(&pe, d + 1)),
+            None => fallback.to_owned(),
+        };
+        case_tree(arms, &fallback, numeric, number, d)
+            .unwrap_or_else(|| case_chain(arms, &fallback, &ind(d)))
     }
 
     fn pos_expr(&self, r: &str) -> String {
@@ -2103,6 +2300,27 @@ fn index_slot(f: &Field, r: &str, i0: &str) -> (String, String) {
     }
 }
 
+/// `p + off`, or `p` when `off` is 0.
+fn plus(p: &str, off: u32) -> String {
+    if off == 0 {
+        p.to_owned()
+    } else {
+        format!("{p} + {off}")
+    }
+}
+
+/// Whether the values of field `f` are never negative (an unsigned integer or a bit field).
+fn unsigned(f: &Field) -> bool {
+    matches!(
+        f.kind,
+        FieldKind::Int { signed: false, .. }
+            | FieldKind::Bits {
+                offset_binary: false,
+                ..
+            }
+    )
+}
+
 /// Whether field `f` is read once, in place, as it stands: no `if`, `repeat`, position,
 /// `process`, terminator or LEB128.
 fn r_free(f: &Field) -> bool {
@@ -2115,11 +2333,18 @@ fn r_free(f: &Field) -> bool {
 }
 
 /// The lines before and after a list's loop (at `i0` plus one) when its elements keep the
-/// position in the loop's own `__p` (`kept`): taken from the reader, stored back after.
-fn loop_pos(kept: bool, i0: &str) -> (String, String) {
+/// position in the loop's own `__p` (`kept`): taken from the reader, stored back after;
+/// with the path and its next slot in locals when the element's code `elem` sets that slot
+/// (see `Emitter::elem_slot`).
+fn loop_pos(kept: bool, elem: &str, i0: &str) -> (String, String) {
     if kept {
+        let slot = if elem.contains("__path[__pd] = ") {
+            format!("{i0}\tlocal __path = r.path\n{i0}\tlocal __pd = #__path + 1\n")
+        } else {
+            String::new()
+        };
         (
-            format!("{i0}\tlocal __p = r.pos\n"),
+            format!("{i0}\tlocal __p = r.pos\n{slot}"),
             format!("{i0}\tr.pos = __p\n"),
         )
     } else {
