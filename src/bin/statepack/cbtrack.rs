@@ -93,7 +93,7 @@ pub fn section_table(bytes: &[u8]) -> Result<Vec<(&'static str, u64, u64)>> {
     ];
     let mut sums = vec![(0u64, 0u64); names.len()];
     for k in 0..t.num_windows() {
-        let w = t.window(k)?;
+        let w = t.window(k)?.decode()?;
         let sets = w.to_column_sets()?;
         let mut add = |i: usize, put: &dyn Fn(&mut ChunkBuilder)| -> Result<()> {
             let mut b = ChunkBuilder::new();

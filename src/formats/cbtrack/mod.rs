@@ -34,6 +34,7 @@ mod registry;
 mod sampling;
 mod track;
 mod views;
+mod window;
 pub mod writer;
 
 pub use events::{decode_events, decode_traced};
@@ -44,6 +45,7 @@ pub use registry::*;
 pub use sampling::*;
 pub use track::*;
 use views::*;
+pub use window::*;
 
 pub use raw::{CbtkHead, CbtrackV1, WindowEntry};
 
