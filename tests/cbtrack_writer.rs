@@ -104,6 +104,7 @@ fn one_at_a_time_reads_give_what_the_collectors_return() {
     let t = Track::open(&bytes).unwrap();
     let h = t.header();
     let mut info = Info::default();
+    let mut starts = Vec::new();
     t.visit_info(|p| match p {
         InfoPart::Name(l, _, s) => {
             let s = s.to_owned();
@@ -115,8 +116,10 @@ fn one_at_a_time_reads_give_what_the_collectors_return() {
                 InfoList::PieceNames => info.posed.last_mut().unwrap().1.push(s),
                 InfoList::TeamParams => info.team_params.push(s),
                 InfoList::GameParams => info.game_params.push(s),
+                InfoList::Posed | InfoList::Teams => unreachable!("no names"),
             }
         }
+        InfoPart::Start(l, n) => starts.push((l, n)),
         InfoPart::Posed { def, .. } => info.posed.push((def, Vec::new())),
         InfoPart::Team(x) => info.teams.push(x.clone()),
         InfoPart::MapSize(m) => info.map_size = m.to_vec(),
@@ -129,6 +132,20 @@ fn one_at_a_time_reads_give_what_the_collectors_return() {
     let want = t.info().unwrap();
     assert!(!want.posed.is_empty() && !want.teams.is_empty() && !want.unit_defs.is_empty());
     assert_eq!(info, want);
+    use InfoList as L;
+    assert_eq!(
+        starts,
+        [
+            (L::Texts, want.texts.len()),
+            (L::UnitDefs, want.unit_defs.len()),
+            (L::WeaponDefs, want.weapon_defs.len()),
+            (L::FeatureDefs, want.feature_defs.len()),
+            (L::Posed, want.posed.len()),
+            (L::Teams, want.teams.len()),
+            (L::TeamParams, want.team_params.len()),
+            (L::GameParams, want.game_params.len()),
+        ]
+    );
     let mut features = Vec::new();
     let n = t
         .visit_features(|i, f| {

@@ -100,8 +100,12 @@ pub enum InfoList {
     WeaponDefs,
     /// Feature definition names.
     FeatureDefs,
+    /// Posed unit definitions ([`InfoPart::Posed`] entries; only in [`InfoPart::Start`]).
+    Posed,
     /// The posed piece names of the [`InfoPart::Posed`] entry just before.
     PieceNames,
+    /// Teams ([`InfoPart::Team`] entries; only in [`InfoPart::Start`]).
+    Teams,
     /// Team rules parameter names.
     TeamParams,
     /// Game rules parameter names.
@@ -112,6 +116,10 @@ pub enum InfoList {
 /// in the order of [`Info`]'s fields.
 #[derive(Debug, Clone, Copy)]
 pub enum InfoPart<'a> {
+    /// The start of a list, with its length: before the strings of each string list (but
+    /// the piece names, whose number [`InfoPart::Posed`] gives), the posed entries and the
+    /// teams.
+    Start(InfoList, usize),
     /// One string of a list: the list, its index there (from 0 in each list, and in each
     /// posed entry's piece names) and the text.
     Name(InfoList, usize, &'a str),
@@ -338,6 +346,7 @@ impl Info {
     ) -> Result<(), DecodeError> {
         Self::check_view(c)?;
         let mut list = |lens: &[u16], bytes: &[u8], what, l: InfoList| {
+            f(InfoPart::Start(l, lens.len()));
             let mut i = 0;
             each_string(lens, bytes, what, |s| {
                 f(InfoPart::Name(l, i, s));
@@ -363,6 +372,7 @@ impl Info {
             "feature_defs",
             InfoList::FeatureDefs,
         )?;
+        f(InfoPart::Start(InfoList::Posed, c.posed_defs.len()));
         let (mut piece, mut byte) = (0usize, 0usize);
         for (i, &def) in c.posed_defs.iter().enumerate() {
             let n = c.posed_counts.get(i).copied().unwrap_or(0) as usize;
@@ -397,6 +407,7 @@ impl Info {
         };
         let sides = first(&c.side_lens, &c.side_bytes);
         let leaders = first(&c.leader_lens, &c.leader_bytes);
+        f(InfoPart::Start(InfoList::Teams, teams));
         for t in team_infos(c, &sides, &leaders) {
             f(InfoPart::Team(&t));
         }
@@ -406,6 +417,7 @@ impl Info {
             z: &c.footprint_z,
         });
         let mut list = |lens: &[u16], bytes: &[u8], what, l: InfoList| {
+            f(InfoPart::Start(l, lens.len()));
             let mut i = 0;
             each_string(lens, bytes, what, |s| {
                 f(InfoPart::Name(l, i, s));
