@@ -567,7 +567,8 @@ fn info_content(out: &mut dyn std::io::Write, t: &Track<'_>, m: usize) -> std::i
 }
 
 /// The content part of `inspect` for a CBTK file: each chunk inflated and read as the format
-/// module reads it (`Track::info`, `Track::features`, `Track::window`, `Track::terrain`), with
+/// module reads it (`Track::visit_info`, `Track::visit_features`, `Track::visit_window`,
+/// `Track::terrain`), each item printed as it is read, with
 /// every list and every byte run bounded by `max_items` (0 shows everything) and a count of
 /// what was left out. Positions are printed in elmos (position steps times the header's step),
 /// frames as absolute simulation frames, rotations as the stored smallest-three codes.
@@ -722,20 +723,32 @@ pub fn inspect_content(
                 chunk_line("terrain chunk", e.terrain_block, e.terrain_len, None)
             )?;
         }
-        match t.terrain(k) {
-            Ok(rows) if rows.is_empty() => {}
-            Ok(rows) => {
-                writeln!(out, "        rows ({}):", rows.len())?;
-                bounded_list(out, "          ", &rows, m, |_, r| {
-                    format!(
-                        "frame {} at ({}, {}) height {} -> {} elmos",
-                        r.frame,
-                        r.x,
-                        r.z,
-                        r.before as f64 * step,
-                        r.after as f64 * step
-                    )
-                })?;
+        // Counted (and checked) first, then each row printed as it is read.
+        match t.visit_terrain(k, |_| {}) {
+            Ok(0) => {}
+            Ok(n) => {
+                writeln!(out, "        rows ({n}):")?;
+                let rows = if m == 0 { n } else { m.min(n) };
+                let mut io = Ok(());
+                let mut i = 0;
+                let _ = t.visit_terrain(k, |r| {
+                    if i < rows && io.is_ok() {
+                        io = writeln!(
+                            out,
+                            "          [{i}] frame {} at ({}, {}) height {} -> {} elmos",
+                            r.frame,
+                            r.x,
+                            r.z,
+                            r.before as f64 * step,
+                            r.after as f64 * step
+                        );
+                    }
+                    i += 1;
+                });
+                io?;
+                if n > rows {
+                    writeln!(out, "          ... {} more", n - rows)?;
+                }
             }
             Err(e) => writeln!(out, "        error: {e}")?,
         }

@@ -441,7 +441,8 @@ impl<'a> Player<'a> {
         &self.header
     }
 
-    /// The window whose main chunk [`Player::sample`] read last, if any.
+    /// The window whose main chunk [`Player::sample_each`] (or [`Player::sample`]) read last,
+    /// if any.
     pub fn loaded_window(&self) -> Option<&WindowChunk> {
         self.window.as_ref()
     }

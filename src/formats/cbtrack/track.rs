@@ -317,9 +317,10 @@ impl<'a> Track<'a> {
         WindowChunk::new(b, k, start, end).map_err(|e| e.in_index(k).in_field("windows"))
     }
 
-    /// Reads window `k`'s main chunk as [`Track::window`] does, with the same errors, handing
-    /// each entry to `f` as it is decoded ([`MainWindow::visit_chunk`]) and keeping none:
-    /// memory is the inflated chunk and one entry.
+    /// Reads window `k`'s main chunk as [`WindowChunk::visit`] of [`Track::window`] does, with
+    /// the same errors, handing each entry to `f` as it is decoded
+    /// ([`MainWindow::visit_chunk`]) and keeping none: memory is the inflated chunk and one
+    /// entry (the chunk is read once, not checked first).
     ///
     /// Errors: as for [`Track::window`].
     pub fn visit_window(&self, k: usize, f: impl FnMut(WindowPart<'_>)) -> Result<(), DecodeError> {
