@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use statepack::formats::cbtrack::{MainWindow, Track};
+use statepack::formats::cbtrack::{MainWindow, Player, Track};
 use statepack::sim::cbtrack_match::MatchSpec;
 use statepack_codecs::motion::walk::study_walk_clip;
 use statepack_runtime::cbtk_columns::inflate;
@@ -83,6 +83,17 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             chunk
                 .sample_each(&h, black_box(mid), |p| {
+                    black_box(p);
+                })
+                .unwrap()
+        })
+    });
+    let mut player = Player::new(&bytes).expect("opens");
+    player.sample(mid).expect("samples");
+    g.bench_function("player_sample_each_window_loaded", |b| {
+        b.iter(|| {
+            player
+                .sample_each(black_box(mid), |p| {
                     black_box(p);
                 })
                 .unwrap()

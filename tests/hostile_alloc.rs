@@ -947,7 +947,9 @@ const CBTRACK_CHECK_C: usize = 4 << 20;
 /// state over one unit, projectile, team number, feature or point at a time. Asserted at the
 /// peak of each read over every bomb, sample and fixture file that opens. The collectors
 /// (`WindowChunk::decode`, `Player::sample`, `Track::info`, `features`, `terrain`) allocate
-/// per item returned and are not bounded by this.
+/// per item returned and are not bounded by this; the `Player` keeps a window decoded only
+/// when `WindowChunk::decoded_size` (checked here against the decode's peak) and the chunk
+/// fit in 64 bytes per stored byte of the chunk.
 ///
 /// With `STATEPACK_CBTK_MEASURE` set to a list of track files (separated by `:`), the
 /// test also prints their figures, bound not asserted (for the tables of
@@ -978,6 +980,18 @@ fn cbtrack_in_memory_reads_are_within_their_bound() {
             })
             .max()
             .unwrap_or(0);
+        // The player keeps a window decoded only when `decoded_size` says it fits: that
+        // figure is at least what the decode keeps at its peak (less its fixed part).
+        for k in 0..n {
+            let Ok(w) = t.window(k) else { continue };
+            let est = w.decoded_size();
+            let (_, u) = measure(|| w.decode().map(drop).is_ok());
+            assert!(
+                u.peak <= est.saturating_add(CBTRACK_CHECK_C),
+                "window {k}: the decode peaks at {} bytes, decoded_size says {est}",
+                u.peak
+            );
+        }
         let chunks = measure(|| {
             t.visit_info(|p| {
                 black_box(p);

@@ -355,6 +355,21 @@ impl TeamTrack {
 }
 
 impl MainWindow {
+    /// [`MainWindow::sample`] handed to `f` one item at a time, in the order of
+    /// [`WindowChunk::sample_each`].
+    pub fn sample_each(&self, h: &Header, frame: f64, mut f: impl FnMut(FramePart<'_>)) {
+        let t = frame - self.start as f64;
+        for u in self.units.iter().filter(|u| u.exists_at(t)) {
+            f(FramePart::Unit(&u.state_at(h, t)));
+        }
+        for p in self.projectiles.iter().filter(|p| p.exists_at(t)) {
+            f(FramePart::Projectile(&p.state_at(h, t)));
+        }
+        for n in &self.teams {
+            f(FramePart::Team(&n.value_at(t)));
+        }
+    }
+
     /// The state at absolute `frame` (which must be in this window) from this window alone.
     /// Terrain and features are left empty (see [`Player`]).
     pub fn sample(&self, h: &Header, frame: f64) -> FrameState {
@@ -395,7 +410,10 @@ pub struct ChunkReads {
 /// forward or backward from the frame last shown.
 ///
 /// Memory: the last window's inflated main chunk ([`WindowChunk`], at most
-/// [`MAX_CHUNK_RATIO`] bytes per stored byte), the features chunk's inflated bytes (its first
+/// [`MAX_CHUNK_RATIO`] bytes per stored byte; with it the window decoded
+/// ([`WindowChunk::decode`]) when both together take at most 64 bytes per stored byte of the
+/// chunk ([`WindowChunk::decoded_size`]), so frames of a window are sampled without decoding
+/// it again), the features chunk's inflated bytes (its first
 /// and last frame columns are read where they lie on each sample), and the height of every heightmap point the track
 /// has changed up to the frame shown. [`Player::sample_each`] hands a frame's state over one
 /// item at a time; [`Player::sample`] collects it.
@@ -405,6 +423,9 @@ pub struct Player<'a> {
     header: Header,
     features: Vec<u8>,
     window: Option<WindowChunk>,
+    /// The loaded window decoded, when that and its chunk take at most 64 bytes per stored
+    /// byte of the chunk.
+    decoded: Option<MainWindow>,
     shown: f64,
     heights: std::collections::BTreeMap<(u16, u16), (i32, u64)>,
     moves: u64,
@@ -429,6 +450,7 @@ impl<'a> Player<'a> {
             header,
             features,
             window: None,
+            decoded: None,
             heights: Default::default(),
             moves: 0,
             started: false,
@@ -514,8 +536,17 @@ impl<'a> Player<'a> {
     ) -> Result<(), DecodeError> {
         let k = self.track.window_of(frame)?;
         if self.window.as_ref().map(|w| w.index()) != Some(k) {
-            self.window = Some(self.track.window(k)?);
+            self.window = None;
+            self.decoded = None;
+            let w = self.track.window(k)?;
             self.reads.main += 1;
+            // Decoded once when the chunk and its entries fit the chunk's share of 64 bytes
+            // per input byte; otherwise each frame is decoded from the chunk.
+            let share = MAX_CHUNK_RATIO * self.track.raw.index[k].main_len as usize;
+            if w.bytes().len().saturating_add(w.decoded_size()) <= share {
+                self.decoded = Some(w.decode()?);
+            }
+            self.window = Some(w);
         }
         if !self.started {
             self.started = true;
@@ -537,8 +568,11 @@ impl<'a> Player<'a> {
             }
         }
         self.move_terrain(frame)?;
-        let w = self.window.as_ref().expect("loaded above");
-        w.sample_each(&self.header, frame, &mut f)?;
+        if let Some(d) = &self.decoded {
+            d.sample_each(&self.header, frame, &mut f);
+        } else if let Some(w) = &self.window {
+            w.sample_each(&self.header, frame, &mut f)?;
+        }
         let c = parse_chunk(&self.features).map_err(|e| e.in_field("features"))?;
         let v = FeaturesView::from_chunk(&c).map_err(|e| e.in_field("features"))?;
         // Both frame columns are there, one value per feature (checked at `new`).

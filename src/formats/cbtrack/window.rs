@@ -141,6 +141,50 @@ impl WindowChunk {
         row
     }
 
+    /// What [`WindowChunk::decode`] allocates, in bytes, found from the chunk's count columns
+    /// without decoding it: every unit, key, track, item, projectile and team number track
+    /// at its size in memory, and 32 bytes for each list the allocator keeps apart.
+    pub fn decoded_size(&self) -> usize {
+        use std::mem::size_of;
+        let Ok(c) = parse_chunk(&self.bytes) else {
+            return usize::MAX;
+        };
+        let (Ok(u), Ok(g), Ok(p), Ok(q), Ok(j), Ok(n)) = (
+            UnitsView::from_chunk(&c),
+            TargetTracksView::from_chunk(&c),
+            PoseTracksView::from_chunk(&c),
+            BuildQueueView::from_chunk(&c),
+            ProjectilesView::from_chunk(&c),
+            TeamNumbersView::from_chunk(&c),
+        ) else {
+            return usize::MAX;
+        };
+        let sum16 = |v: &[u16]| v.iter().map(|&x| x as usize).sum::<usize>();
+        let sum8 = |v: &[u8]| v.iter().map(|&x| x as usize).sum::<usize>();
+        let list = 32;
+        let nu = u.transform_count.len().max(u.serial.len());
+        let (ng, np, nq) = (
+            sum8(&u.target_track_count),
+            sum16(&u.pose_track_count),
+            sum16(&u.queue_count),
+        );
+        let (nj, nn) = (j.key_count.len(), n.key_count.len());
+        nu * (size_of::<Unit>() + 5 * list)
+            + sum16(&u.transform_count) * size_of::<TransformKey>()
+            + sum16(&u.status_count) * size_of::<StatusKey>()
+            + ng * (size_of::<TargetTrack>() + list)
+            + sum16(&g.key_count) * size_of::<TargetKey>()
+            + np * (size_of::<PoseTrack>() + list)
+            + sum16(&p.key_count) * size_of::<PoseKey>()
+            + nq * (size_of::<QueueKey>() + list)
+            + sum8(&q.item_count) * size_of::<QueueItem>()
+            + nj * (size_of::<Projectile>() + list)
+            + sum16(&j.key_count) * size_of::<ProjectileKey>()
+            + nn * (size_of::<TeamTrack>() + list)
+            + sum16(&n.key_count) * size_of::<(u32, f32)>()
+            + 3 * list
+    }
+
     /// [`WindowChunk::sample_each`] collected into a [`FrameState`] (the same as
     /// [`MainWindow::sample`] of [`WindowChunk::decode`]); features and terrain are left
     /// empty. Allocates one state per unit and projectile alive (about 44 bytes per
