@@ -948,8 +948,8 @@ const CBTRACK_CHECK_C: usize = 4 << 20;
 /// peak of each read over every bomb, sample and fixture file that opens. The collectors
 /// (`WindowChunk::decode`, `Player::sample`, `Track::info`, `features`, `terrain`) allocate
 /// per item returned and are not bounded by this; the `Player` keeps a window decoded only
-/// when `WindowChunk::decoded_size` (checked here against the decode's peak) and the chunk
-/// fit in 64 bytes per stored byte of the chunk.
+/// when `WindowChunk::decoded_size` (checked here against the decode's peak), the chunk and
+/// the features chunk fit in 64 bytes per input byte.
 ///
 /// With `STATEPACK_CBTK_MEASURE` set to a list of track files (separated by `:`), the
 /// test also prints their figures, bound not asserted (for the tables of

@@ -411,9 +411,9 @@ pub struct ChunkReads {
 ///
 /// Memory: the last window's inflated main chunk ([`WindowChunk`], at most
 /// [`MAX_CHUNK_RATIO`] bytes per stored byte; with it the window decoded
-/// ([`WindowChunk::decode`]) when both together take at most 64 bytes per stored byte of the
-/// chunk ([`WindowChunk::decoded_size`]), so frames of a window are sampled without decoding
-/// it again), the features chunk's inflated bytes (its first
+/// ([`WindowChunk::decode`]) when that, the chunk and the features chunk take at most 64
+/// bytes per input byte ([`WindowChunk::decoded_size`]), so frames of a window are sampled
+/// without decoding it again; otherwise each frame decodes the window's entries one at a time), the features chunk's inflated bytes (its first
 /// and last frame columns are read where they lie on each sample), and the height of every heightmap point the track
 /// has changed up to the frame shown. [`Player::sample_each`] hands a frame's state over one
 /// item at a time; [`Player::sample`] collects it.
@@ -423,8 +423,8 @@ pub struct Player<'a> {
     header: Header,
     features: Vec<u8>,
     window: Option<WindowChunk>,
-    /// The loaded window decoded, when that and its chunk take at most 64 bytes per stored
-    /// byte of the chunk.
+    /// The loaded window decoded, when that, its chunk and the features chunk take at most
+    /// 64 bytes per input byte.
     decoded: Option<MainWindow>,
     shown: f64,
     heights: std::collections::BTreeMap<(u16, u16), (i32, u64)>,
@@ -540,10 +540,11 @@ impl<'a> Player<'a> {
             self.decoded = None;
             let w = self.track.window(k)?;
             self.reads.main += 1;
-            // Decoded once when the chunk and its entries fit the chunk's share of 64 bytes
-            // per input byte; otherwise each frame is decoded from the chunk.
-            let share = MAX_CHUNK_RATIO * self.track.raw.index[k].main_len as usize;
-            if w.bytes().len().saturating_add(w.decoded_size()) <= share {
+            // Decoded once when it fits, with what the player keeps, in 64 bytes per input
+            // byte; otherwise each frame is decoded from the chunk.
+            let budget = MAX_CHUNK_RATIO * self.track.bytes().len();
+            let kept = w.bytes().len() + self.features.len();
+            if kept.saturating_add(w.decoded_size()) <= budget {
                 self.decoded = Some(w.decode()?);
             }
             self.window = Some(w);
