@@ -1,5 +1,6 @@
-//! CBTK v1 speed: window decode (inflate + every column + the semantic window), frame
-//! sampling per unit, and writer throughput in samples per second.
+//! CBTK v1 speed: window decode (inflate + every column + the semantic window, and the
+//! inflated chunk checked as `Track::window` keeps it), frame sampling per unit (from the
+//! decoded window, and one unit at a time from the inflated chunk), and writer throughput in samples per second.
 //!
 //! The input is built in code: the study walk as a crowd of 16 characters over 1 800 frames
 //! (two windows of 900), every joint a posed piece, with projectiles, terrain and team
@@ -11,7 +12,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use statepack::formats::cbtrack::{MainWindow, Track};
+use statepack::formats::cbtrack::{MainWindow, Player, Track};
 use statepack::sim::cbtrack_match::MatchSpec;
 use statepack_codecs::motion::walk::study_walk_clip;
 use statepack_runtime::cbtk_columns::inflate;
@@ -39,7 +40,8 @@ fn bench(c: &mut Criterion) {
     let body = t.main_bytes(1).expect("inflates");
     let (start, end) = h.window_span(1);
     let w = MainWindow::from_chunk(&body, 1, start, end).expect("decodes");
-    assert_eq!(w, t.window(1).unwrap());
+    let chunk = t.window(1).unwrap();
+    assert_eq!(w, chunk.decode().unwrap());
     let units = w.units.len() as u64;
 
     let mut g = c.benchmark_group("cbtrack_window_decode");
@@ -54,6 +56,9 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(inflate(black_box(z), 16_777_215).unwrap()))
     });
     g.bench_function("inflate_columns_and_window", |b| {
+        b.iter(|| black_box(t.window(1).unwrap().decode().unwrap()))
+    });
+    g.bench_function("inflate_and_check_window_chunk", |b| {
         b.iter(|| black_box(t.window(1).unwrap()))
     });
     g.finish();
@@ -73,6 +78,26 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("full_state_all_units", |b| {
         b.iter(|| black_box(w.sample(&h, black_box(mid))))
+    });
+    g.bench_function("full_state_each_unit_from_chunk", |b| {
+        b.iter(|| {
+            chunk
+                .sample_each(&h, black_box(mid), |p| {
+                    black_box(p);
+                })
+                .unwrap()
+        })
+    });
+    let mut player = Player::new(&bytes).expect("opens");
+    player.sample(mid).expect("samples");
+    g.bench_function("player_sample_each_window_loaded", |b| {
+        b.iter(|| {
+            player
+                .sample_each(black_box(mid), |p| {
+                    black_box(p);
+                })
+                .unwrap()
+        })
     });
     g.bench_function("transform_only_all_units", |b| {
         b.iter(|| {

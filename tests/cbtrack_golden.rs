@@ -147,6 +147,10 @@ fn the_stated_header_size_is_a_minimum() {
     assert_eq!(b.raw.header_size, 96 + 192);
     for k in 0..a.num_windows() {
         assert_eq!(a.window(k).unwrap(), b.window(k).unwrap());
+        assert_eq!(
+            a.window(k).unwrap().decode().unwrap(),
+            b.window(k).unwrap().decode().unwrap()
+        );
     }
     cbtrack::decode_all(&longer).unwrap();
 }

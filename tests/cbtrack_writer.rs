@@ -30,7 +30,7 @@ fn small_match_writes_reads_and_is_within_tolerance() {
     assert_eq!(t.num_windows(), 3);
     // every window stands alone: each unit has a transform key on its first offset
     for k in 0..t.num_windows() {
-        let w = t.window(k).unwrap();
+        let w = t.window(k).unwrap().decode().unwrap();
         for u in &w.units {
             assert_eq!(
                 u.transforms[0].offset, u.first as u32,
@@ -57,8 +57,8 @@ fn window_edge_frames_read_the_same_from_both_windows() {
     let (bytes, _, _) = write(&spec);
     let t = Track::open(&bytes).unwrap();
     let h = t.header();
-    let w0 = t.window(0).unwrap();
-    let w1 = t.window(1).unwrap();
+    let w0 = t.window(0).unwrap().decode().unwrap();
+    let w1 = t.window(1).unwrap().decode().unwrap();
     let edge = h.window_span(1).0 as f64;
     let a = w0.sample(&h, edge);
     let b = w1.sample(&h, edge);
@@ -93,6 +93,112 @@ fn player_seeks_reading_only_terrain_chunks_in_between() {
             .map(|t| t.2);
         assert_eq!(orig.unwrap_or(30.0), hgt, "point {x},{z}");
     }
+}
+
+/// The reads that hand items over one at a time (`WindowChunk::visit` and `sample_each`,
+/// `Track::visit_info`, `visit_features`, `visit_terrain`, `Player::sample_each`) give
+/// exactly what the collectors return.
+#[test]
+fn one_at_a_time_reads_give_what_the_collectors_return() {
+    let (bytes, _, _) = write(&MatchSpec::small());
+    let t = Track::open(&bytes).unwrap();
+    let h = t.header();
+    let mut info = Info::default();
+    let mut starts = Vec::new();
+    t.visit_info(|p| match p {
+        InfoPart::Name(l, _, s) => {
+            let s = s.to_owned();
+            match l {
+                InfoList::Texts => info.texts.push(s),
+                InfoList::UnitDefs => info.unit_defs.push(s),
+                InfoList::WeaponDefs => info.weapon_defs.push(s),
+                InfoList::FeatureDefs => info.feature_defs.push(s),
+                InfoList::PieceNames => info.posed.last_mut().unwrap().1.push(s),
+                InfoList::TeamParams => info.team_params.push(s),
+                InfoList::GameParams => info.game_params.push(s),
+                InfoList::Posed | InfoList::Teams => unreachable!("no names"),
+            }
+        }
+        InfoPart::Start(l, n) => starts.push((l, n)),
+        InfoPart::Posed { def, .. } => info.posed.push((def, Vec::new())),
+        InfoPart::Team(x) => info.teams.push(x.clone()),
+        InfoPart::MapSize(m) => info.map_size = m.to_vec(),
+        InfoPart::Footprints { x, z } => {
+            info.footprint_x = x.to_vec();
+            info.footprint_z = z.to_vec();
+        }
+    })
+    .unwrap();
+    let want = t.info().unwrap();
+    assert!(!want.posed.is_empty() && !want.teams.is_empty() && !want.unit_defs.is_empty());
+    assert_eq!(info, want);
+    use InfoList as L;
+    assert_eq!(
+        starts,
+        [
+            (L::Texts, want.texts.len()),
+            (L::UnitDefs, want.unit_defs.len()),
+            (L::WeaponDefs, want.weapon_defs.len()),
+            (L::FeatureDefs, want.feature_defs.len()),
+            (L::Posed, want.posed.len()),
+            (L::Teams, want.teams.len()),
+            (L::TeamParams, want.team_params.len()),
+            (L::GameParams, want.game_params.len()),
+        ]
+    );
+    let mut features = Vec::new();
+    let n = t
+        .visit_features(|i, f| {
+            assert_eq!(i, features.len());
+            features.push(f.clone());
+        })
+        .unwrap();
+    assert_eq!(n, features.len());
+    assert_eq!(features, t.features().unwrap());
+    let mut p = Player::new(&bytes).unwrap();
+    let mut rows_seen = 0;
+    for k in 0..t.num_windows() {
+        let mut rows = Vec::new();
+        let n = t.visit_terrain(k, |r| rows.push(*r)).unwrap();
+        assert_eq!((n, &rows), (rows.len(), &t.terrain(k).unwrap()));
+        rows_seen += rows.len();
+        let chunk = t.window(k).unwrap();
+        let w = chunk.decode().unwrap();
+        let mut visited = MainWindow {
+            index: chunk.index(),
+            start: chunk.start(),
+            end: chunk.end(),
+            ..MainWindow::default()
+        };
+        chunk
+            .visit(|part| match part {
+                WindowPart::Counts { .. } => {}
+                WindowPart::Unit(u) => visited.units.push(u.clone()),
+                WindowPart::Projectile(x) => visited.projectiles.push(x.clone()),
+                WindowPart::Team(n) => visited.teams.push(n.clone()),
+            })
+            .unwrap();
+        assert_eq!(visited, w);
+        let (start, end) = h.window_span(k);
+        // (a window's last frame is the next window's first: the player reads it there)
+        for frame in [start as f64, (start + end) as f64 / 2.0 + 0.25] {
+            let want = w.sample(&h, frame);
+            assert!(!want.units.is_empty());
+            assert_eq!(chunk.sample(&h, frame).unwrap(), want);
+            let got = p.sample(frame).unwrap();
+            assert_eq!(
+                (&got.units, &got.projectiles, &got.teams, got.window),
+                (&want.units, &want.projectiles, &want.teams, k)
+            );
+            let alive: Vec<usize> = (0..features.len())
+                .filter(|&i| features[i].exists_at(frame))
+                .collect();
+            assert_eq!(got.features, alive);
+            let row = w.units[0].serial;
+            assert_eq!(chunk.transform_row(row, frame), w.transform_row(row, frame));
+        }
+    }
+    assert!(rows_seen > 0 && !features.is_empty());
 }
 
 #[test]
@@ -134,7 +240,12 @@ fn middle_of_three_equal_keys_is_dropped_and_a_standing_unit_has_one_key() {
     .unwrap();
     w.finish().unwrap();
     let bytes = out.into_inner();
-    let win = Track::open(&bytes).unwrap().window(0).unwrap();
+    let win = Track::open(&bytes)
+        .unwrap()
+        .window(0)
+        .unwrap()
+        .decode()
+        .unwrap();
     assert_eq!(win.units[0].transforms.len(), 1);
 }
 
@@ -180,7 +291,12 @@ fn health_is_clamped_and_status_within_one_step() {
     })
     .unwrap();
     w.finish().unwrap();
-    let win = Track::open(out.get_ref()).unwrap().window(0).unwrap();
+    let win = Track::open(out.get_ref())
+        .unwrap()
+        .window(0)
+        .unwrap()
+        .decode()
+        .unwrap();
     let s = &win.units[0].status;
     assert_eq!((s[0].health, s[1].health), (65535, 0));
 }
@@ -359,7 +475,7 @@ fn team_numbers_exact_thinned_and_rules_parameter_not_set() {
     .unwrap();
     w.finish().unwrap();
     let t = Track::open(out.get_ref()).unwrap();
-    let w0 = t.window(0).unwrap();
+    let w0 = t.window(0).unwrap().decode().unwrap();
     // a resource that is 0 for the whole window has no track
     assert!(w0.teams.iter().all(|x| x.team != 1));
     let storage = w0.teams.iter().find(|x| x.code == 1).unwrap();
@@ -371,7 +487,7 @@ fn team_numbers_exact_thinned_and_rules_parameter_not_set() {
     assert_eq!(p.at(9.0), None);
     assert_eq!(p.at(10.0), Some(3.0));
     // set before window 1: a key on its first frame
-    let w1 = t.window(1).unwrap();
+    let w1 = t.window(1).unwrap().decode().unwrap();
     let p = w1.teams.iter().find(|x| x.code == 256).unwrap();
     assert_eq!(p.keys[0].0, 0);
     assert_eq!(p.at(0.0), Some(3.0));
@@ -479,7 +595,12 @@ fn values_at_the_limit_are_written_and_read_back() {
     })
     .unwrap();
     w.finish().unwrap();
-    let win = Track::open(out.get_ref()).unwrap().window(0).unwrap();
+    let win = Track::open(out.get_ref())
+        .unwrap()
+        .window(0)
+        .unwrap()
+        .decode()
+        .unwrap();
     let k = &win.units[0].transforms;
     assert_eq!(k[0].pos[..2], [16_777_215, -16_777_215]);
     assert_eq!(k[1].pos[..2], [-16_777_215, 16_777_215]);

@@ -932,17 +932,24 @@ fn cbtrack_full_check_peaks_within_64_bytes_per_input_byte() {
 /// u16: at most 65,535 keys, decoded into a few lists of 4-byte values) and the error values.
 const CBTRACK_CHECK_C: usize = 4 << 20;
 
-/// What CBTK's in-memory reads keep: [`Track::window`](statepack::formats::cbtrack::Track::window)
-/// and [`Player::sample`](statepack::formats::cbtrack::Player::sample) build a window's
-/// entries whole (each unit, track, key and projectile as its own value), as do
-/// `Track::info`, `Track::features` and `Track::terrain` for their chunks. An entry is
-/// larger than the bytes it is read from: the smallest unit (8 inflated bytes: one transform
-/// and one status key) takes about 219 bytes in memory, 27.4 per inflated byte, so at the
-/// ratio limit (64 inflated bytes per stored byte) these reads keep up to about 1,751 bytes
-/// per input byte: [`CBTRACK_WINDOW_K`] per input byte plus [`CBTRACK_CHECK_C`], asserted at
-/// the peak of each read over every bomb, sample and fixture file that opens. The commands
-/// do not use them on the tracks they are given (they read one entry at a time; `sample`
-/// and `inspect` read terrain chunks, one at a time).
+/// What CBTK's in-memory reads keep, at their peak: at most 64 bytes per input byte, plus
+/// [`CBTRACK_CHECK_C`], the same form as the commands' bound. Every read keeps the chunk it
+/// reads as its inflated bytes (at most 64 per stored byte: a chunk is never the whole
+/// file) and hands its entries over one at a time:
+/// [`Track::window`](statepack::formats::cbtrack::Track::window) keeps the inflated main
+/// chunk ([`WindowChunk`](statepack::formats::cbtrack::WindowChunk)) and
+/// [`WindowChunk::visit`](statepack::formats::cbtrack::WindowChunk::visit) decodes one
+/// entry at a time; `Track::visit_info`, `Track::visit_features` and `Track::visit_terrain`
+/// hand over one string, team, feature or row at a time; the
+/// [`Player`](statepack::formats::cbtrack::Player) keeps the last window's inflated main
+/// chunk, the inflated features chunk and the heights of the points changed so far, and
+/// [`Player::sample_each`](statepack::formats::cbtrack::Player::sample_each) hands a frame's
+/// state over one unit, projectile, team number, feature or point at a time. Asserted at the
+/// peak of each read over every bomb, sample and fixture file that opens. The collectors
+/// (`WindowChunk::decode`, `Player::sample`, `Track::info`, `features`, `terrain`) allocate
+/// per item returned and are not bounded by this; the `Player` keeps a window decoded only
+/// when `WindowChunk::decoded_size` (checked here against the decode's peak), the chunk and
+/// the features chunk fit in 64 bytes per input byte.
 ///
 /// With `STATEPACK_CBTK_MEASURE` set to a list of track files (separated by `:`), the
 /// test also prints their figures, bound not asserted (for the tables of
@@ -950,6 +957,7 @@ const CBTRACK_CHECK_C: usize = 4 << 20;
 #[test]
 fn cbtrack_in_memory_reads_are_within_their_bound() {
     use statepack::formats::cbtrack::{Player, Track};
+    use std::hint::black_box;
     let f = statepack::formats::by_name("cbtrack").expect("cbtrack is registered");
     /// Peaks of each read of `bytes`: windows, info and features, terrain, player; `None`
     /// when the file does not open.
@@ -957,15 +965,62 @@ fn cbtrack_in_memory_reads_are_within_their_bound() {
         let t = Track::open(bytes).ok()?;
         let n = t.num_windows().min(64);
         let window = (0..n)
-            .map(|k| measure(|| t.window(k).map(drop).is_ok()).1.peak)
+            .map(|k| {
+                measure(|| {
+                    t.window(k)
+                        .and_then(|w| {
+                            w.visit(|p| {
+                                black_box(p);
+                            })
+                        })
+                        .is_ok()
+                })
+                .1
+                .peak
+            })
             .max()
             .unwrap_or(0);
-        let chunks = measure(|| t.info().map(drop).is_ok())
+        // The player keeps a window decoded only when `decoded_size` says it fits: that
+        // figure is at least what the decode keeps at its peak (less its fixed part).
+        for k in 0..n {
+            let Ok(w) = t.window(k) else { continue };
+            let est = w.decoded_size();
+            let (_, u) = measure(|| w.decode().map(drop).is_ok());
+            assert!(
+                u.peak <= est.saturating_add(CBTRACK_CHECK_C),
+                "window {k}: the decode peaks at {} bytes, decoded_size says {est}",
+                u.peak
+            );
+        }
+        let chunks = measure(|| {
+            t.visit_info(|p| {
+                black_box(p);
+            })
+            .is_ok()
+        })
+        .1
+        .peak
+        .max(
+            measure(|| {
+                t.visit_features(|i, p| {
+                    black_box((i, p));
+                })
+                .is_ok()
+            })
             .1
-            .peak
-            .max(measure(|| t.features().map(drop).is_ok()).1.peak);
+            .peak,
+        );
         let terrain = (0..n)
-            .map(|k| measure(|| t.terrain(k).map(drop).is_ok()).1.peak)
+            .map(|k| {
+                measure(|| {
+                    t.visit_terrain(k, |r| {
+                        black_box(r);
+                    })
+                    .is_ok()
+                })
+                .1
+                .peak
+            })
             .max()
             .unwrap_or(0);
         let h = t.header();
@@ -975,7 +1030,10 @@ fn cbtrack_in_memory_reads_are_within_their_bound() {
             };
             (0..n).all(|k| {
                 let (start, _) = h.window_span(k);
-                p.sample(f64::from(start)).is_ok()
+                p.sample_each(f64::from(start), |s| {
+                    black_box(s);
+                })
+                .is_ok()
             })
         })
         .1
@@ -1005,12 +1063,7 @@ fn cbtrack_in_memory_reads_are_within_their_bound() {
             per(p[3])
         );
         for (i, peak) in p.iter().enumerate() {
-            let k = if i == 3 {
-                CBTRACK_PLAYER_K
-            } else {
-                CBTRACK_WINDOW_K
-            };
-            let limit = k * bytes.len() + CBTRACK_CHECK_C;
+            let limit = 64 * bytes.len() + CBTRACK_CHECK_C;
             assert!(
                 *peak <= limit,
                 "{name}: {} peaks at {peak} bytes for {} input bytes, over {limit}",
@@ -1029,9 +1082,9 @@ fn cbtrack_in_memory_reads_are_within_their_bound() {
         );
     }
     assert!(opened > 10, "{opened} files opened");
-    // The bomb of 200,000 smallest units comes near both bounds: they are not loose.
-    assert!(most[0].0 >= 0.75 * CBTRACK_WINDOW_K as f64, "{:?}", most[0]);
-    assert!(most[3].0 >= 0.85 * CBTRACK_PLAYER_K as f64, "{:?}", most[3]);
+    // The bombs at the ratio limit come near the bound: it is not loose.
+    assert!(most[0].0 >= 0.75 * 64.0, "{:?}", most[0]);
+    assert!(most[3].0 >= 0.75 * 64.0, "{:?}", most[3]);
     for path in std::env::var("STATEPACK_CBTK_MEASURE")
         .unwrap_or_default()
         .split(':')
@@ -1053,17 +1106,3 @@ fn cbtrack_in_memory_reads_are_within_their_bound() {
         );
     }
 }
-
-/// Bytes per input byte CBTK's in-memory reads of a chunk (`Track::window`, `info`,
-/// `features`, `terrain`) may keep at their peak: 27.4 bytes per inflated byte (the
-/// smallest unit) times the ratio limit of 64 is 1,751 (see
-/// [`cbtrack_in_memory_reads_are_within_their_bound`]; measured at most 1,379, the bomb of
-/// 200,000 units).
-const CBTRACK_WINDOW_K: usize = 1_800;
-
-/// Bytes per input byte the `Player` may keep at its peak while it samples a frame: the
-/// window it holds (1,751 at most) and the frame's state it returns, one state per unit
-/// alive (about 354 bytes for an 8-byte unit, 44 per inflated byte, 2,810 per input byte
-/// at the ratio limit): 4,561, rounded up (measured at most 4,086, the bomb of 200,000
-/// units).
-const CBTRACK_PLAYER_K: usize = 4_600;

@@ -93,7 +93,7 @@ pub fn section_table(bytes: &[u8]) -> Result<Vec<(&'static str, u64, u64)>> {
     ];
     let mut sums = vec![(0u64, 0u64); names.len()];
     for k in 0..t.num_windows() {
-        let w = t.window(k)?;
+        let w = t.window(k)?.decode()?;
         let sets = w.to_column_sets()?;
         let mut add = |i: usize, put: &dyn Fn(&mut ChunkBuilder)| -> Result<()> {
             let mut b = ChunkBuilder::new();
@@ -419,8 +419,156 @@ fn bounded_inline<T: std::fmt::Display>(items: &[T], max: usize) -> String {
     format!("[{}]", s.join(", "))
 }
 
+/// Prints the info chunk's lists for `inspect` as [`Track::visit_info`] hands their items
+/// over, each cut to its first `m` items (all when `m` is 0) with a count of the rest:
+/// nothing is kept but where it is in the list being printed.
+struct InfoPrinter<'o> {
+    out: &'o mut dyn std::io::Write,
+    m: usize,
+    /// The list being printed and its length.
+    list: Option<(cbtrack::InfoList, usize)>,
+    /// Items of it seen so far (teams).
+    item: usize,
+    /// The number of piece names of the posed entry being printed.
+    pieces: Option<usize>,
+}
+
+impl InfoPrinter<'_> {
+    fn cut(&self, n: usize) -> usize {
+        if self.m == 0 {
+            n
+        } else {
+            n.min(self.m)
+        }
+    }
+
+    /// Ends an inline list of `len` items of which the first `cut(len)` were printed.
+    fn end_inline(&mut self, len: usize) -> std::io::Result<()> {
+        let shown = self.cut(len);
+        if len > shown {
+            let sep = if shown > 0 { ", " } else { "" };
+            write!(self.out, "{sep}... {} more", len - shown)?;
+        }
+        writeln!(self.out, "]")
+    }
+
+    fn close(&mut self) -> std::io::Result<()> {
+        use cbtrack::InfoList as L;
+        if let Some(n) = self.pieces.take() {
+            self.end_inline(n)?;
+        }
+        match self.list.take() {
+            Some((L::Posed | L::Teams, n)) if n > self.cut(n) => {
+                writeln!(self.out, "      ... {} more", n - self.cut(n))
+            }
+            Some((L::Posed | L::Teams, _)) | None => Ok(()),
+            Some((_, n)) => self.end_inline(n),
+        }
+    }
+
+    fn part(&mut self, part: cbtrack::InfoPart<'_>) -> std::io::Result<()> {
+        use cbtrack::{InfoList as L, InfoPart as P};
+        match part {
+            P::Start(l, n) => {
+                self.close()?;
+                match l {
+                    L::Texts => write!(self.out, "    texts = [")?,
+                    L::UnitDefs => write!(self.out, "    unit_defs ({n}) = [")?,
+                    L::WeaponDefs => write!(self.out, "    weapon_defs ({n}) = [")?,
+                    L::FeatureDefs => write!(self.out, "    feature_defs ({n}) = [")?,
+                    L::Posed => writeln!(self.out, "    posed ({n}):")?,
+                    L::Teams => writeln!(self.out, "    teams ({n}):")?,
+                    L::TeamParams => write!(self.out, "    team_params = [")?,
+                    L::GameParams => write!(self.out, "    game_params = [")?,
+                    L::PieceNames => {}
+                }
+                self.list = Some((l, n));
+                self.item = 0;
+            }
+            P::Name(L::PieceNames, i, s) => {
+                if let Some(n) = self.pieces {
+                    if i < self.cut(n) {
+                        let sep = if i > 0 { ", " } else { "" };
+                        write!(self.out, "{sep}{s:?}")?;
+                    }
+                }
+            }
+            P::Name(_, i, s) => {
+                let n = self.list.map_or(0, |l| l.1);
+                if i < self.cut(n) {
+                    let sep = if i > 0 { ", " } else { "" };
+                    write!(self.out, "{sep}{s:?}")?;
+                }
+            }
+            P::Posed { entry, def, pieces } => {
+                if let Some(n) = self.pieces.take() {
+                    self.end_inline(n)?;
+                }
+                let n = self.list.map_or(0, |l| l.1);
+                if entry < self.cut(n) {
+                    write!(self.out, "      [{entry}] unit def {def}: pieces [")?;
+                    self.pieces = Some(pieces);
+                }
+            }
+            P::Team(tm) => {
+                let n = self.list.map_or(0, |l| l.1);
+                if self.item < self.cut(n) {
+                    writeln!(
+                        self.out,
+                        "      [{}] id {} ally {} flags {} colour {:?} side {:?} leader {:?}",
+                        self.item, tm.id, tm.ally, tm.flags, tm.colour, tm.side, tm.leader
+                    )?;
+                }
+                self.item += 1;
+            }
+            P::MapSize(v) => {
+                self.close()?;
+                writeln!(
+                    self.out,
+                    "    map_size (elmos) = {}",
+                    bounded_inline(v, self.m)
+                )?;
+            }
+            P::Footprints { x, z } => {
+                writeln!(
+                    self.out,
+                    "    footprint_x (elmos) = {}",
+                    bounded_inline(x, self.m)
+                )?;
+                writeln!(
+                    self.out,
+                    "    footprint_z (elmos) = {}",
+                    bounded_inline(z, self.m)
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The info chunk's lists for `inspect` ([`InfoPrinter`]); the chunk must have been checked.
+fn info_content(out: &mut dyn std::io::Write, t: &Track<'_>, m: usize) -> std::io::Result<()> {
+    let mut p = InfoPrinter {
+        out,
+        m,
+        list: None,
+        item: 0,
+        pieces: None,
+    };
+    let mut io = Ok(());
+    t.visit_info(|part| {
+        if io.is_ok() {
+            io = p.part(part);
+        }
+    })
+    .map_err(|e| std::io::Error::other(e.to_string()))?;
+    io?;
+    p.close()
+}
+
 /// The content part of `inspect` for a CBTK file: each chunk inflated and read as the format
-/// module reads it (`Track::info`, `Track::features`, `Track::window`, `Track::terrain`), with
+/// module reads it (`Track::visit_info`, `Track::visit_features`, `Track::visit_window`,
+/// `Track::terrain`), each item printed as it is read, with
 /// every list and every byte run bounded by `max_items` (0 shows everything) and a count of
 /// what was left out. Positions are printed in elmos (position steps times the header's step),
 /// frames as absolute simulation frames, rotations as the stored smallest-three codes.
@@ -468,90 +616,12 @@ pub fn inspect_content(
         "  {}",
         chunk_line("info chunk", t.raw.info_block, t.raw.info_len, info_len)
     )?;
-    // Each list is read as far as it is shown, with its full length beside.
-    match t.info_first(m) {
-        Ok((i, n)) => {
-            let q = |v: &[String], total: usize| {
-                let mut s: Vec<String> = v.iter().map(|s| format!("{s:?}")).collect();
-                if total > v.len() {
-                    s.push(format!("... {} more", total - v.len()));
-                }
-                format!("[{}]", s.join(", "))
-            };
-            let inline = |v: &[u32], total: usize| {
-                let mut s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
-                if total > v.len() {
-                    s.push(format!("... {} more", total - v.len()));
-                }
-                format!("[{}]", s.join(", "))
-            };
-            let inline16 = |v: &[u16], total: usize| {
-                inline(&v.iter().map(|&x| u32::from(x)).collect::<Vec<_>>(), total)
-            };
-            writeln!(out, "    texts = {}", q(&i.texts, n.texts))?;
-            writeln!(
-                out,
-                "    unit_defs ({}) = {}",
-                n.unit_defs,
-                q(&i.unit_defs, n.unit_defs)
-            )?;
-            writeln!(
-                out,
-                "    weapon_defs ({}) = {}",
-                n.weapon_defs,
-                q(&i.weapon_defs, n.weapon_defs)
-            )?;
-            writeln!(
-                out,
-                "    feature_defs ({}) = {}",
-                n.feature_defs,
-                q(&i.feature_defs, n.feature_defs)
-            )?;
-            writeln!(out, "    posed ({}):", n.posed)?;
-            for (k, (d, names)) in i.posed.iter().enumerate() {
-                writeln!(
-                    out,
-                    "      [{k}] unit def {d}: pieces {}",
-                    q(names, n.posed_names[k])
-                )?;
-            }
-            if n.posed > i.posed.len() {
-                writeln!(out, "      ... {} more", n.posed - i.posed.len())?;
-            }
-            writeln!(out, "    teams ({}):", i.teams.len())?;
-            bounded_list(out, "      ", &i.teams, m, |_, tm| {
-                format!(
-                    "id {} ally {} flags {} colour {:?} side {:?} leader {:?}",
-                    tm.id, tm.ally, tm.flags, tm.colour, tm.side, tm.leader
-                )
-            })?;
-            writeln!(
-                out,
-                "    map_size (elmos) = {}",
-                inline(&i.map_size, n.map_size)
-            )?;
-            writeln!(
-                out,
-                "    footprint_x (elmos) = {}",
-                inline16(&i.footprint_x, n.footprint_x)
-            )?;
-            writeln!(
-                out,
-                "    footprint_z (elmos) = {}",
-                inline16(&i.footprint_z, n.footprint_z)
-            )?;
-            writeln!(
-                out,
-                "    team_params = {}",
-                q(&i.team_params, n.team_params)
-            )?;
-            writeln!(
-                out,
-                "    game_params = {}",
-                q(&i.game_params, n.game_params)
-            )?;
-        }
-        Err(e) => writeln!(out, "    error: {e}")?,
+    // Each item is printed as it is read (its list's length comes first), and nothing past
+    // what is shown is kept.
+    if let Err(e) = t.check_info() {
+        writeln!(out, "    error: {e}")?;
+    } else {
+        info_content(out, &t, m)?;
     }
     writeln!(
         out,
@@ -563,18 +633,24 @@ pub fn inspect_content(
             None
         )
     )?;
-    match t.features_first(m) {
-        Ok((count, f)) => {
+    match t.visit_features(|_, _| {}) {
+        Ok(count) => {
             writeln!(out, "    features ({count}):")?;
-            bounded_list(out, "      ", &f, 0, |_, x| {
-                format!(
-                    "feature_id {} def {} team {} flags {} frames {}..={} pos {} rot dropped {} codes {:?}",
-                    x.feature_id, x.def, x.team, x.flags, x.first_frame, x.last_frame,
-                    el(&x.pos), x.rot_dropped, x.rot
-                )
-            })?;
-            if count > f.len() {
-                writeln!(out, "      ... {} more", count - f.len())?;
+            let shown = if m == 0 { count } else { m.min(count) };
+            let mut io = Ok(());
+            let _ = t.visit_features(|i, x| {
+                if i < shown && io.is_ok() {
+                    io = writeln!(
+                        out,
+                        "      [{i}] feature_id {} def {} team {} flags {} frames {}..={} pos {} rot dropped {} codes {:?}",
+                        x.feature_id, x.def, x.team, x.flags, x.first_frame, x.last_frame,
+                        el(&x.pos), x.rot_dropped, x.rot
+                    );
+                }
+            });
+            io?;
+            if count > shown {
+                writeln!(out, "      ... {} more", count - shown)?;
             }
         }
         Err(e) => writeln!(out, "    error: {e}")?,
@@ -647,20 +723,32 @@ pub fn inspect_content(
                 chunk_line("terrain chunk", e.terrain_block, e.terrain_len, None)
             )?;
         }
-        match t.terrain(k) {
-            Ok(rows) if rows.is_empty() => {}
-            Ok(rows) => {
-                writeln!(out, "        rows ({}):", rows.len())?;
-                bounded_list(out, "          ", &rows, m, |_, r| {
-                    format!(
-                        "frame {} at ({}, {}) height {} -> {} elmos",
-                        r.frame,
-                        r.x,
-                        r.z,
-                        r.before as f64 * step,
-                        r.after as f64 * step
-                    )
-                })?;
+        // Counted (and checked) first, then each row printed as it is read.
+        match t.visit_terrain(k, |_| {}) {
+            Ok(0) => {}
+            Ok(n) => {
+                writeln!(out, "        rows ({n}):")?;
+                let rows = if m == 0 { n } else { m.min(n) };
+                let mut io = Ok(());
+                let mut i = 0;
+                let _ = t.visit_terrain(k, |r| {
+                    if i < rows && io.is_ok() {
+                        io = writeln!(
+                            out,
+                            "          [{i}] frame {} at ({}, {}) height {} -> {} elmos",
+                            r.frame,
+                            r.x,
+                            r.z,
+                            r.before as f64 * step,
+                            r.after as f64 * step
+                        );
+                    }
+                    i += 1;
+                });
+                io?;
+                if n > rows {
+                    writeln!(out, "          ... {} more", n - rows)?;
+                }
             }
             Err(e) => writeln!(out, "        error: {e}")?,
         }

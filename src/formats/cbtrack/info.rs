@@ -89,6 +89,64 @@ fn each_string<'b>(
     Ok(())
 }
 
+/// The string lists of the info chunk, as [`InfoPart::Name`] names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InfoList {
+    /// Track texts ([`Info::texts`]).
+    Texts,
+    /// Unit definition names.
+    UnitDefs,
+    /// Weapon definition names.
+    WeaponDefs,
+    /// Feature definition names.
+    FeatureDefs,
+    /// Posed unit definitions ([`InfoPart::Posed`] entries; only in [`InfoPart::Start`]).
+    Posed,
+    /// The posed piece names of the [`InfoPart::Posed`] entry just before.
+    PieceNames,
+    /// Teams ([`InfoPart::Team`] entries; only in [`InfoPart::Start`]).
+    Teams,
+    /// Team rules parameter names.
+    TeamParams,
+    /// Game rules parameter names.
+    GameParams,
+}
+
+/// One item of the info chunk as [`Track::visit_info`] hands it over, borrowed for the call,
+/// in the order of [`Info`]'s fields.
+#[derive(Debug, Clone, Copy)]
+pub enum InfoPart<'a> {
+    /// The start of a list, with its length: before the strings of each string list (but
+    /// the piece names, whose number [`InfoPart::Posed`] gives), the posed entries and the
+    /// teams.
+    Start(InfoList, usize),
+    /// One string of a list: the list, its index there (from 0 in each list, and in each
+    /// posed entry's piece names) and the text.
+    Name(InfoList, usize, &'a str),
+    /// A unit definition with posed pieces: its index among the posed entries, the unit
+    /// definition and the number of its piece names, which follow as
+    /// [`InfoList::PieceNames`] names.
+    Posed {
+        /// Index among the posed entries.
+        entry: usize,
+        /// Unit definition.
+        def: u16,
+        /// Number of piece names that follow.
+        pieces: usize,
+    },
+    /// One team.
+    Team(&'a TeamInfo),
+    /// Map size along x and z in elmos (empty when not given).
+    MapSize(&'a [u32]),
+    /// Footprints across and along each unit definition, elmos.
+    Footprints {
+        /// Across.
+        x: &'a [u16],
+        /// Along the facing.
+        z: &'a [u16],
+    },
+}
+
 /// The full lengths of the lists of an [`Info`] read cut ([`Track::info_first`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InfoLens {
@@ -279,6 +337,108 @@ impl Info {
         Ok((info, lens))
     }
 
+    /// Checks a view as [`Info::from_columns`] does, then hands each item to `f` in the
+    /// order of [`Info`]'s fields, keeping none (the teams' side and leader names, at most
+    /// [`MAX_TEAMS`] of each, are found first).
+    pub(crate) fn visit_view(
+        c: &InfoView,
+        mut f: impl FnMut(InfoPart<'_>),
+    ) -> Result<(), DecodeError> {
+        Self::check_view(c)?;
+        let mut list = |lens: &[u16], bytes: &[u8], what, l: InfoList| {
+            f(InfoPart::Start(l, lens.len()));
+            let mut i = 0;
+            each_string(lens, bytes, what, |s| {
+                f(InfoPart::Name(l, i, s));
+                i += 1;
+            })
+        };
+        list(&c.text_lens, &c.text_bytes, "texts", InfoList::Texts)?;
+        list(
+            &c.unit_def_lens,
+            &c.unit_def_bytes,
+            "unit_defs",
+            InfoList::UnitDefs,
+        )?;
+        list(
+            &c.weapon_def_lens,
+            &c.weapon_def_bytes,
+            "weapon_defs",
+            InfoList::WeaponDefs,
+        )?;
+        list(
+            &c.feature_def_lens,
+            &c.feature_def_bytes,
+            "feature_defs",
+            InfoList::FeatureDefs,
+        )?;
+        f(InfoPart::Start(InfoList::Posed, c.posed_defs.len()));
+        let (mut piece, mut byte) = (0usize, 0usize);
+        for (i, &def) in c.posed_defs.iter().enumerate() {
+            let n = c.posed_counts.get(i).copied().unwrap_or(0) as usize;
+            f(InfoPart::Posed {
+                entry: i,
+                def,
+                pieces: n,
+            });
+            for k in 0..n {
+                let l = c.piece_lens[piece] as usize;
+                let b = &c.piece_bytes[byte..byte + l];
+                // Checked as UTF-8 by `check_view`.
+                f(InfoPart::Name(
+                    InfoList::PieceNames,
+                    k,
+                    std::str::from_utf8(b).unwrap_or_default(),
+                ));
+                piece += 1;
+                byte += l;
+            }
+        }
+        let teams = c.team_ids.len();
+        let first = |lens: &[u16], bytes: &[u8]| -> Vec<String> {
+            let mut out = Vec::new();
+            let mut at = 0usize;
+            for &l in lens.iter().take(teams) {
+                let end = at + l as usize;
+                out.push(String::from_utf8_lossy(&bytes[at..end]).into_owned());
+                at = end;
+            }
+            out
+        };
+        let sides = first(&c.side_lens, &c.side_bytes);
+        let leaders = first(&c.leader_lens, &c.leader_bytes);
+        f(InfoPart::Start(InfoList::Teams, teams));
+        for t in team_infos(c, &sides, &leaders) {
+            f(InfoPart::Team(&t));
+        }
+        f(InfoPart::MapSize(&c.map_size));
+        f(InfoPart::Footprints {
+            x: &c.footprint_x,
+            z: &c.footprint_z,
+        });
+        let mut list = |lens: &[u16], bytes: &[u8], what, l: InfoList| {
+            f(InfoPart::Start(l, lens.len()));
+            let mut i = 0;
+            each_string(lens, bytes, what, |s| {
+                f(InfoPart::Name(l, i, s));
+                i += 1;
+            })
+        };
+        list(
+            &c.team_param_lens,
+            &c.team_param_bytes,
+            "team_params",
+            InfoList::TeamParams,
+        )?;
+        list(
+            &c.game_param_lens,
+            &c.game_param_bytes,
+            "game_params",
+            InfoList::GameParams,
+        )?;
+        Ok(())
+    }
+
     /// [`Info::from_columns`] from a view.
     pub(crate) fn from_view(c: &InfoView) -> Result<Self, DecodeError> {
         let pieces = strings(&c.piece_lens, &c.piece_bytes, "piece_names")?;
@@ -408,14 +568,16 @@ impl Feature {
     /// Errors: columns of one entry each that disagree in length, or features without their
     /// first and last frame columns.
     pub fn from_columns(c: &raw::FeaturesColumns) -> Result<Vec<Self>, DecodeError> {
-        Self::from_view(&FeaturesView::of(c), usize::MAX).map(|(_, f)| f)
+        Self::from_view(&FeaturesView::of(c), usize::MAX, None).map(|(_, f)| f)
     }
 
     /// [`Feature::from_columns`] from a view: every column checked, the number of features
-    /// and the first `take` of them built (none with `take` 0).
+    /// and the first `take` of them built (none with `take` 0); with `visit`, every feature
+    /// is handed to it in order instead and none is kept.
     pub(crate) fn from_view(
         c: &FeaturesView,
         take: usize,
+        mut visit: Option<&mut dyn FnMut(usize, &Feature)>,
     ) -> Result<(usize, Vec<Self>), DecodeError> {
         let lens = [
             ("feature_id", c.feature_id.len()),
@@ -451,26 +613,36 @@ impl Feature {
                 ));
             }
         }
-        Ok((
-            n,
-            (0..n.min(take))
-                .map(|i| Feature {
-                    feature_id: at_or(&c.feature_id, i),
-                    def: at_or(&c.def, i),
-                    team: at_or(&c.team, i),
-                    flags: at_or(&c.flags, i),
-                    first_frame: at_or(&c.first_frame, i),
-                    last_frame: at_or(&c.last_frame, i),
-                    pos: [at_or(&c.x, i), at_or(&c.y, i), at_or(&c.z, i)],
-                    rot_dropped: at_or(&c.rot_dropped, i),
-                    rot: [
-                        at_or(&c.rot_a, i) as i16,
-                        at_or(&c.rot_b, i) as i16,
-                        at_or(&c.rot_c, i) as i16,
-                    ],
-                })
-                .collect(),
-        ))
+        let mut kept = Vec::with_capacity(n.min(take));
+        for i in 0..n {
+            if let Some(f) = visit.as_deref_mut() {
+                f(i, &Self::at(c, i));
+            } else if i < take {
+                kept.push(Self::at(c, i));
+            } else {
+                break;
+            }
+        }
+        Ok((n, kept))
+    }
+
+    /// Feature `i` of a checked view.
+    fn at(c: &FeaturesView, i: usize) -> Self {
+        Feature {
+            feature_id: at_or(&c.feature_id, i),
+            def: at_or(&c.def, i),
+            team: at_or(&c.team, i),
+            flags: at_or(&c.flags, i),
+            first_frame: at_or(&c.first_frame, i),
+            last_frame: at_or(&c.last_frame, i),
+            pos: [at_or(&c.x, i), at_or(&c.y, i), at_or(&c.z, i)],
+            rot_dropped: at_or(&c.rot_dropped, i),
+            rot: [
+                at_or(&c.rot_a, i) as i16,
+                at_or(&c.rot_b, i) as i16,
+                at_or(&c.rot_c, i) as i16,
+            ],
+        }
     }
 
     /// The features chunk's column set.

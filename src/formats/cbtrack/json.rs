@@ -277,11 +277,11 @@ impl SampleJson<'_, '_> {
             if self.t.raw.index[k].terrain_len == 0 {
                 continue;
             }
-            for r in self.t.terrain(k)? {
+            self.t.visit_terrain(k, |r| {
                 if r.frame as f64 <= self.frame {
                     heights.insert((r.x, r.z), r.after);
                 }
-            }
+            })?;
         }
         let ps = self.h.pos_step();
         Ok(heights

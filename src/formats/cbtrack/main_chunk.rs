@@ -1178,24 +1178,35 @@ impl TerrainRow {
 
     /// [`TerrainRow::from_columns`] from a view.
     pub(crate) fn from_view(c: &TerrainRowsView, start: u32) -> Result<Vec<Self>, DecodeError> {
+        let mut rows = Vec::with_capacity(Self::check_view(c)?);
+        Self::visit_view(c, start, |r| rows.push(*r))?;
+        Ok(rows)
+    }
+
+    /// [`TerrainRow::from_view`] handing each row to `f` in stored order, keeping none;
+    /// gives the number of rows.
+    pub(crate) fn visit_view(
+        c: &TerrainRowsView,
+        start: u32,
+        mut f: impl FnMut(&TerrainRow),
+    ) -> Result<usize, DecodeError> {
         let n = Self::check_view(c)?;
-        let (mut f, mut x, mut z, mut h) = (start as u64, 0u16, 0u16, 0i64);
-        Ok((0..n)
-            .map(|i| {
-                f += at_or(&c.time, i) as u64;
-                x = x.wrapping_add(at_or(&c.x, i));
-                z = z.wrapping_add(at_or(&c.z, i));
-                h += at_or(&c.before, i) as i64;
-                let before = h.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
-                TerrainRow {
-                    frame: f.min(u32::MAX as u64) as u32,
-                    x,
-                    z,
-                    before,
-                    after: before.saturating_add(at_or(&c.change, i)),
-                }
-            })
-            .collect())
+        let (mut fr, mut x, mut z, mut h) = (start as u64, 0u16, 0u16, 0i64);
+        for i in 0..n {
+            fr += at_or(&c.time, i) as u64;
+            x = x.wrapping_add(at_or(&c.x, i));
+            z = z.wrapping_add(at_or(&c.z, i));
+            h += at_or(&c.before, i) as i64;
+            let before = h.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+            f(&TerrainRow {
+                frame: fr.min(u32::MAX as u64) as u32,
+                x,
+                z,
+                before,
+                after: before.saturating_add(at_or(&c.change, i)),
+            });
+        }
+        Ok(n)
     }
 
     /// A terrain chunk body from rows sorted by frame, z, x; `start` is the window's first

@@ -5,10 +5,14 @@
 //! - [`MainWindow`] and its parts: one window's keys as the reader sees them, decoded from the
 //!   generated column sets ([`raw::UnitsColumns`] and the others) with the column codecs of
 //!   [`statepack_runtime::cbtk_columns`]; [`MainWindow::to_chunk`] lays them out again.
+//! - [`WindowChunk`]: a window as [`Track::window`] keeps it, its inflated main chunk, whose
+//!   entries ([`WindowChunk::visit`]) and a frame's states ([`WindowChunk::sample_each`]) are
+//!   decoded one at a time, so memory stays within the chunk's own size.
 //! - [`MainWindow::sample`]: a frame's full state (units and projectiles alive, transform,
 //!   status, targets, pose tracks, build queues, projectiles on their cubic, team numbers).
 //! - [`Player`]: seeks across windows, moving terrain forward or backward and reading only
-//!   the terrain chunks in between.
+//!   the terrain chunks in between; [`Player::sample_each`] hands a frame's state over one
+//!   item at a time.
 //! - [`writer`]: thinning writer from recorded samples, with the spec's writer rules.
 //!
 //! Layout: `schema/cbtrack_v1.ksy`. Decisions where the spec is silent: `docs/formats/cbtrack.md`.
@@ -34,6 +38,7 @@ mod registry;
 mod sampling;
 mod track;
 mod views;
+mod window;
 pub mod writer;
 
 pub use events::{decode_events, decode_traced};
@@ -44,6 +49,7 @@ pub use registry::*;
 pub use sampling::*;
 pub use track::*;
 use views::*;
+pub use window::*;
 
 pub use raw::{CbtkHead, CbtrackV1, WindowEntry};
 

@@ -355,6 +355,21 @@ impl TeamTrack {
 }
 
 impl MainWindow {
+    /// [`MainWindow::sample`] handed to `f` one item at a time, in the order of
+    /// [`WindowChunk::sample_each`].
+    pub fn sample_each(&self, h: &Header, frame: f64, mut f: impl FnMut(FramePart<'_>)) {
+        let t = frame - self.start as f64;
+        for u in self.units.iter().filter(|u| u.exists_at(t)) {
+            f(FramePart::Unit(&u.state_at(h, t)));
+        }
+        for p in self.projectiles.iter().filter(|p| p.exists_at(t)) {
+            f(FramePart::Projectile(&p.state_at(h, t)));
+        }
+        for n in &self.teams {
+            f(FramePart::Team(&n.value_at(t)));
+        }
+    }
+
     /// The state at absolute `frame` (which must be in this window) from this window alone.
     /// Terrain and features are left empty (see [`Player`]).
     pub fn sample(&self, h: &Header, frame: f64) -> FrameState {
@@ -393,14 +408,27 @@ pub struct ChunkReads {
 
 /// Plays a track: samples any frame, keeps the window it last read, and moves terrain
 /// forward or backward from the frame last shown.
+///
+/// Memory: the last window's inflated main chunk ([`WindowChunk`], at most
+/// [`MAX_CHUNK_RATIO`] bytes per stored byte; with it the window decoded
+/// ([`WindowChunk::decode`]) when that, the chunk and the features chunk take at most 64
+/// bytes per input byte ([`WindowChunk::decoded_size`]), so frames of a window are sampled
+/// without decoding it again; otherwise each frame decodes the window's entries one at a time), the features chunk's inflated bytes (its first
+/// and last frame columns are read where they lie on each sample), and the height of every heightmap point the track
+/// has changed up to the frame shown. [`Player::sample_each`] hands a frame's state over one
+/// item at a time; [`Player::sample`] collects it.
 #[derive(Debug)]
 pub struct Player<'a> {
     track: Track<'a>,
     header: Header,
-    features: Vec<Feature>,
-    window: Option<MainWindow>,
+    features: Vec<u8>,
+    window: Option<WindowChunk>,
+    /// The loaded window decoded, when that, its chunk and the features chunk take at most
+    /// 64 bytes per input byte.
+    decoded: Option<MainWindow>,
     shown: f64,
-    heights: std::collections::BTreeMap<(u16, u16), i32>,
+    heights: std::collections::BTreeMap<(u16, u16), (i32, u64)>,
+    moves: u64,
     started: bool,
     /// Chunks inflated so far.
     pub reads: ChunkReads,
@@ -414,14 +442,17 @@ impl<'a> Player<'a> {
     pub fn new(bytes: &'a [u8]) -> Result<Self, DecodeError> {
         let track = Track::open(bytes)?;
         let header = track.header();
-        let features = track.features()?;
+        let features = track.features_bytes()?;
+        read_features_of(&features, 0, None)?;
         Ok(Self {
             shown: header.first_frame as f64,
             track,
             header,
             features,
             window: None,
+            decoded: None,
             heights: Default::default(),
+            moves: 0,
             started: false,
             reads: ChunkReads::default(),
         })
@@ -432,8 +463,9 @@ impl<'a> Player<'a> {
         &self.header
     }
 
-    /// The window whose main chunk [`Player::sample`] read last, if any.
-    pub fn loaded_window(&self) -> Option<&MainWindow> {
+    /// The window whose main chunk [`Player::sample_each`] (or [`Player::sample`]) read last,
+    /// if any.
+    pub fn loaded_window(&self) -> Option<&WindowChunk> {
         self.window.as_ref()
     }
 
@@ -444,9 +476,10 @@ impl<'a> Player<'a> {
 
     /// Applies terrain rows to move from the frame shown to `frame`: forward sets each row's
     /// point to its height after, for rows after the shown frame up to `frame`, in order;
-    /// backward sets heights before, in reverse order. Rows at the track's first frame count
-    /// as applied from the start (window 0 holds them, and they are in place at the first
-    /// frame).
+    /// backward sets heights before, in reverse order (so each point takes the height before
+    /// its first row moved: rows are read forward, one at a time, and a point already set in
+    /// this move keeps its value). Rows at the track's first frame count as applied from the
+    /// start (window 0 holds them, and they are in place at the first frame).
     fn move_terrain(&mut self, frame: f64) -> Result<(), DecodeError> {
         let a = self.shown;
         let b = frame;
@@ -459,40 +492,62 @@ impl<'a> Player<'a> {
         let (lo, hi) = (ka.min(kb), ka.max(kb));
         // Rows with frame in (min, max] move; at the first frame rows are in place.
         let (from, to) = (a.min(b), a.max(b));
-        let mut rows = Vec::new();
+        self.moves += 1;
+        let (mv, forward) = (self.moves, b > a);
         for k in lo..=hi {
             if self.track.raw.index[k].terrain_len == 0 {
                 continue;
             }
-            let r = self.track.terrain(k)?;
-            self.reads.terrain += 1;
-            rows.extend(r.into_iter().filter(|r| {
+            let heights = &mut self.heights;
+            self.track.visit_terrain(k, |r| {
                 let f = r.frame as f64;
-                f > from && f <= to
-            }));
-        }
-        if b > a {
-            for r in rows {
-                self.heights.insert((r.x, r.z), r.after);
-            }
-        } else {
-            for r in rows.into_iter().rev() {
-                self.heights.insert((r.x, r.z), r.before);
-            }
+                if !(f > from && f <= to) {
+                    return;
+                }
+                if forward {
+                    heights.insert((r.x, r.z), (r.after, mv));
+                } else {
+                    let e = heights.entry((r.x, r.z)).or_insert((r.before, mv));
+                    if e.1 != mv {
+                        *e = (r.before, mv);
+                    }
+                }
+            })?;
+            self.reads.terrain += 1;
         }
         self.shown = frame;
         Ok(())
     }
 
-    /// The full state at `frame`: reads the frame's window's main chunk if it is not the one
-    /// loaded, and the terrain chunks between the frame last shown and this one.
+    /// The full state at `frame`, handed to `f` one item at a time ([`FramePart`]): every
+    /// unit alive, projectile alive and team number of the frame's window
+    /// ([`WindowChunk::sample_each`]), then every feature that exists, then every heightmap
+    /// point changed so far with its height. Reads the frame's window's main chunk if it is
+    /// not the one loaded, and the terrain chunks between the frame last shown and this one.
+    /// Each state is dropped after its call: beyond what the player keeps, memory is one
+    /// entry and its state.
     ///
-    /// Errors: the frame is outside the track, or a chunk it needs is bad.
-    pub fn sample(&mut self, frame: f64) -> Result<FrameState, DecodeError> {
+    /// Errors: the frame is outside the track, or a chunk it needs is bad; after an error
+    /// `f` may have seen part of the frame.
+    pub fn sample_each(
+        &mut self,
+        frame: f64,
+        mut f: impl FnMut(FramePart<'_>),
+    ) -> Result<(), DecodeError> {
         let k = self.track.window_of(frame)?;
-        if self.window.as_ref().map(|w| w.index) != Some(k) {
-            self.window = Some(self.track.window(k)?);
+        if self.window.as_ref().map(|w| w.index()) != Some(k) {
+            self.window = None;
+            self.decoded = None;
+            let w = self.track.window(k)?;
             self.reads.main += 1;
+            // Decoded once when it fits, with what the player keeps, in 64 bytes per input
+            // byte; otherwise each frame is decoded from the chunk.
+            let budget = MAX_CHUNK_RATIO * self.track.bytes().len();
+            let kept = w.bytes().len() + self.features.len();
+            if kept.saturating_add(w.decoded_size()) <= budget {
+                self.decoded = Some(w.decode()?);
+            }
+            self.window = Some(w);
         }
         if !self.started {
             self.started = true;
@@ -504,25 +559,54 @@ impl<'a> Player<'a> {
                 .first()
                 .is_some_and(|e| e.terrain_len > 0)
             {
-                let rows = self.track.terrain(0)?;
+                let (first, heights) = (self.header.first_frame, &mut self.heights);
+                self.track.visit_terrain(0, |r| {
+                    if r.frame == first {
+                        heights.insert((r.x, r.z), (r.after, 0));
+                    }
+                })?;
                 self.reads.terrain += 1;
-                for r in rows.iter().filter(|r| r.frame == self.header.first_frame) {
-                    self.heights.insert((r.x, r.z), r.after);
-                }
             }
         }
         self.move_terrain(frame)?;
-        let w = self.window.as_ref().expect("loaded above");
-        let mut st = w.sample(&self.header, frame);
-        st.features = (0..self.features.len())
-            .filter(|&i| self.features[i].exists_at(frame))
-            .collect();
+        if let Some(d) = &self.decoded {
+            d.sample_each(&self.header, frame, &mut f);
+        } else if let Some(w) = &self.window {
+            w.sample_each(&self.header, frame, &mut f)?;
+        }
+        let c = parse_chunk(&self.features).map_err(|e| e.in_field("features"))?;
+        let v = FeaturesView::from_chunk(&c).map_err(|e| e.in_field("features"))?;
+        // Both frame columns are there, one value per feature (checked at `new`).
+        for (i, (&a, &b)) in v.first_frame.iter().zip(v.last_frame.iter()).enumerate() {
+            if a as f64 <= frame && frame <= b as f64 {
+                f(FramePart::Feature(i));
+            }
+        }
         let ps = self.header.pos_step();
-        st.terrain = self
-            .heights
-            .iter()
-            .map(|(&(x, z), &h)| (x, z, h as f64 * ps))
-            .collect();
+        for (&(x, z), &(h, _)) in &self.heights {
+            f(FramePart::Height(x, z, h as f64 * ps));
+        }
+        Ok(())
+    }
+
+    /// [`Player::sample_each`] collected into a [`FrameState`]. Allocates one state per unit
+    /// and projectile alive, one index per feature and one entry per changed point (about
+    /// 44 bytes per inflated byte of the window for the smallest units): for tracks one
+    /// trusts, or use [`Player::sample_each`].
+    ///
+    /// Errors: as for [`Player::sample_each`].
+    pub fn sample(&mut self, frame: f64) -> Result<FrameState, DecodeError> {
+        let mut st = FrameState {
+            frame,
+            window: 0,
+            units: Vec::new(),
+            projectiles: Vec::new(),
+            teams: Vec::new(),
+            features: Vec::new(),
+            terrain: Vec::new(),
+        };
+        self.sample_each(frame, |part| st.push(part))?;
+        st.window = self.window.as_ref().map_or(0, |w| w.index());
         Ok(st)
     }
 }

@@ -157,7 +157,9 @@ impl<'a> Track<'a> {
         )
     }
 
-    /// The info chunk.
+    /// The info chunk, every list collected. Allocates per string kept (24 bytes and its
+    /// text each: up to 12 bytes per inflated byte for a list of empty names); a track
+    /// one does not trust is read within its own size by [`Track::visit_info`].
     ///
     /// Errors: the chunk is missing, outside the file, does not decompress, or breaks a rule.
     pub fn info(&self) -> Result<Info, DecodeError> {
@@ -165,6 +167,22 @@ impl<'a> Track<'a> {
         let c = parse_chunk(&b).map_err(|e| in_chunk(e, "info"))?;
         Info::from_view(&InfoView::from_chunk(&c).map_err(|e| in_chunk(e, "info"))?)
             .map_err(|e| in_chunk(e, "info"))
+    }
+
+    /// Reads the info chunk as [`Track::info`] does, with the same errors (all found before
+    /// the first item is handed over), handing each string, posed entry, team and list of
+    /// numbers to `f` in the order of [`Info`]'s fields ([`InfoPart`]) and keeping none:
+    /// memory is the inflated chunk and the teams (at most [`MAX_TEAMS`]).
+    ///
+    /// Errors: as for [`Track::info`].
+    pub fn visit_info(&self, f: impl FnMut(InfoPart<'_>)) -> Result<(), DecodeError> {
+        let b = self.info_bytes()?;
+        let c = parse_chunk(&b).map_err(|e| in_chunk(e, "info"))?;
+        Info::visit_view(
+            &InfoView::from_chunk(&c).map_err(|e| in_chunk(e, "info"))?,
+            f,
+        )
+        .map_err(|e| in_chunk(e, "info"))
     }
 
     /// Checks the info chunk as [`Track::info`] reads it, with the same errors, keeping
@@ -178,11 +196,23 @@ impl<'a> Track<'a> {
             .map_err(|e| in_chunk(e, "info"))
     }
 
-    /// The features chunk.
+    /// The features chunk, every feature collected. Allocates 36 bytes per feature (at
+    /// most 4.5 bytes per inflated byte: a feature has at least its two 4-byte frame
+    /// columns); [`Track::visit_features`] reads it within the chunk's own size.
     ///
     /// Errors: as for [`Track::info`].
     pub fn features(&self) -> Result<Vec<Feature>, DecodeError> {
-        self.read_features(usize::MAX).map(|(_, f)| f)
+        self.read_features(usize::MAX, None).map(|(_, f)| f)
+    }
+
+    /// Reads the features chunk as [`Track::features`] does, with the same errors (all
+    /// found before the first feature is handed over), handing each feature and its index
+    /// to `f` in stored order and keeping none: memory is the inflated chunk. Gives the
+    /// number of features.
+    ///
+    /// Errors: as for [`Track::features`].
+    pub fn visit_features(&self, mut f: impl FnMut(usize, &Feature)) -> Result<usize, DecodeError> {
+        self.read_features(0, Some(&mut f)).map(|(n, _)| n)
     }
 
     /// Checks the features chunk as [`Track::features`] reads it, with the same errors,
@@ -190,7 +220,7 @@ impl<'a> Track<'a> {
     ///
     /// Errors: as for [`Track::features`].
     pub fn check_features(&self) -> Result<(), DecodeError> {
-        self.read_features(0).map(drop)
+        self.read_features(0, None).map(drop)
     }
 
     /// The features chunk checked as [`Track::features`] reads it, with the same errors: the
@@ -199,7 +229,7 @@ impl<'a> Track<'a> {
     ///
     /// Errors: as for [`Track::features`].
     pub fn features_first(&self, max: usize) -> Result<(usize, Vec<Feature>), DecodeError> {
-        self.read_features(if max == 0 { usize::MAX } else { max })
+        self.read_features(if max == 0 { usize::MAX } else { max }, None)
     }
 
     /// The info chunk checked as [`Track::info`] reads it, with the same errors, each list cut
@@ -217,19 +247,24 @@ impl<'a> Track<'a> {
         .map_err(|e| in_chunk(e, "info"))
     }
 
-    fn read_features(&self, take: usize) -> Result<(usize, Vec<Feature>), DecodeError> {
-        let b = self.inflate(
+    /// The decompressed bytes of the features chunk.
+    ///
+    /// Errors: the chunk is outside the file or does not decompress.
+    pub fn features_bytes(&self) -> Result<Vec<u8>, DecodeError> {
+        self.inflate(
             self.raw.features_block,
             self.raw.features_len,
             fpath(&[PathSeg::Field("head"), PathSeg::Field("features_block")]),
             44,
-        )?;
-        let c = parse_chunk(&b).map_err(|e| in_chunk(e, "features"))?;
-        Feature::from_view(
-            &FeaturesView::from_chunk(&c).map_err(|e| in_chunk(e, "features"))?,
-            take,
         )
-        .map_err(|e| in_chunk(e, "features"))
+    }
+
+    fn read_features(
+        &self,
+        take: usize,
+        visit: Option<&mut dyn FnMut(usize, &Feature)>,
+    ) -> Result<(usize, Vec<Feature>), DecodeError> {
+        read_features_of(&self.features_bytes()?, take, visit)
     }
 
     fn index_path(k: usize, field: &'static str) -> FieldPath {
@@ -269,18 +304,23 @@ impl<'a> Track<'a> {
         })
     }
 
-    /// Window `k`'s main chunk, decoded.
+    /// Window `k`'s main chunk, inflated and checked ([`WindowChunk::new`]): its entries
+    /// are read from the inflated bytes one at a time when asked ([`WindowChunk::visit`],
+    /// [`WindowChunk::sample_each`]), so memory is the inflated chunk, at most
+    /// [`MAX_CHUNK_RATIO`] bytes per stored byte. [`WindowChunk::decode`] gives the owned
+    /// [`MainWindow`].
     ///
     /// Errors: as for [`Track::main_bytes`], or a column rule broken.
-    pub fn window(&self, k: usize) -> Result<MainWindow, DecodeError> {
+    pub fn window(&self, k: usize) -> Result<WindowChunk, DecodeError> {
         let b = self.main_bytes(k)?;
         let (start, end) = self.header().window_span(k);
-        MainWindow::from_chunk(&b, k, start, end).map_err(|e| e.in_index(k).in_field("windows"))
+        WindowChunk::new(b, k, start, end).map_err(|e| e.in_index(k).in_field("windows"))
     }
 
-    /// Reads window `k`'s main chunk as [`Track::window`] does, with the same errors, handing
-    /// each entry to `f` as it is decoded ([`MainWindow::visit_chunk`]) and keeping none:
-    /// memory is the inflated chunk and one entry.
+    /// Reads window `k`'s main chunk as [`WindowChunk::visit`] of [`Track::window`] does, with
+    /// the same errors, handing each entry to `f` as it is decoded
+    /// ([`MainWindow::visit_chunk`]) and keeping none: memory is the inflated chunk and one
+    /// entry (the chunk is read once, not checked first).
     ///
     /// Errors: as for [`Track::window`].
     pub fn visit_window(&self, k: usize, f: impl FnMut(WindowPart<'_>)) -> Result<(), DecodeError> {
@@ -300,12 +340,30 @@ impl<'a> Track<'a> {
         MainWindow::check_chunk(&b, k, start, end).map_err(|e| e.in_index(k).in_field("windows"))
     }
 
-    /// Window `k`'s terrain rows (empty when the window has no terrain chunk). Frames in the
-    /// rows are absolute.
+    /// Window `k`'s terrain rows (empty when the window has no terrain chunk), collected.
+    /// Frames in the rows are absolute. Allocates 16 bytes per row (up to 8 per inflated
+    /// byte: a row may be stored as one 2-byte value); [`Track::visit_terrain`] reads it
+    /// within the chunk's own size.
     ///
     /// Errors: as for [`Track::window`].
     pub fn terrain(&self, k: usize) -> Result<Vec<TerrainRow>, DecodeError> {
-        self.read_terrain(k, true)
+        let mut rows = Vec::new();
+        self.read_terrain(k, Some(&mut |r: &TerrainRow| rows.push(*r)))?;
+        Ok(rows)
+    }
+
+    /// Reads window `k`'s terrain chunk as [`Track::terrain`] does, with the same errors (all
+    /// found before the first row is handed over), handing each row to `f` in stored order
+    /// (by frame, then z, then x) and keeping none: memory is the inflated chunk. Gives the
+    /// number of rows (0 when the window has no terrain chunk).
+    ///
+    /// Errors: as for [`Track::terrain`].
+    pub fn visit_terrain(
+        &self,
+        k: usize,
+        mut f: impl FnMut(&TerrainRow),
+    ) -> Result<usize, DecodeError> {
+        self.read_terrain(k, Some(&mut f))
     }
 
     /// Checks window `k`'s terrain chunk as [`Track::terrain`] reads it, with the same
@@ -313,13 +371,17 @@ impl<'a> Track<'a> {
     ///
     /// Errors: as for [`Track::terrain`].
     pub fn check_terrain(&self, k: usize) -> Result<(), DecodeError> {
-        self.read_terrain(k, false).map(drop)
+        self.read_terrain(k, None).map(drop)
     }
 
-    fn read_terrain(&self, k: usize, keep: bool) -> Result<Vec<TerrainRow>, DecodeError> {
+    fn read_terrain(
+        &self,
+        k: usize,
+        visit: Option<&mut dyn FnMut(&TerrainRow)>,
+    ) -> Result<usize, DecodeError> {
         let e = self.window_entry(k)?;
         if e.terrain_len == 0 {
-            return Ok(Vec::new());
+            return Ok(0);
         }
         let b = self.inflate(
             e.terrain_block,
@@ -330,10 +392,9 @@ impl<'a> Track<'a> {
         let (start, _) = self.header().window_span(k);
         let c = parse_chunk(&b).map_err(|e| in_chunk(e, "terrain"))?;
         let cols = TerrainRowsView::from_chunk(&c).map_err(|e| in_chunk(e, "terrain"))?;
-        let rows = if keep {
-            TerrainRow::from_view(&cols, start)
-        } else {
-            TerrainRow::check_view(&cols).map(|_| Vec::new())
+        let rows = match visit {
+            Some(f) => TerrainRow::visit_view(&cols, start, f),
+            None => TerrainRow::check_view(&cols),
         };
         rows.map_err(|e| in_chunk(e, "terrain").in_index(k).in_field("terrain"))
     }
@@ -354,6 +415,22 @@ impl<'a> Track<'a> {
             )
         })
     }
+}
+
+/// Reads an inflated features chunk as [`Track::features`] does: the number of features and
+/// the first `take` of them, or each handed to `visit`.
+pub(crate) fn read_features_of(
+    b: &[u8],
+    take: usize,
+    visit: Option<&mut dyn FnMut(usize, &Feature)>,
+) -> Result<(usize, Vec<Feature>), DecodeError> {
+    let c = parse_chunk(b).map_err(|e| in_chunk(e, "features"))?;
+    Feature::from_view(
+        &FeaturesView::from_chunk(&c).map_err(|e| in_chunk(e, "features"))?,
+        take,
+        visit,
+    )
+    .map_err(|e| in_chunk(e, "features"))
 }
 
 /// The most a chunk may inflate to per stored byte: 64. The largest ratio of a chunk of a

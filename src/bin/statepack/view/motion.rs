@@ -660,7 +660,11 @@ mod tests {
         let mut checked = 0;
         for frame in h.first_frame..=h.last_frame {
             let st = pl.sample(f64::from(frame)).expect("sample");
-            let w = pl.loaded_window().expect("a window is loaded").clone();
+            let w = pl
+                .loaded_window()
+                .expect("a window is loaded")
+                .decode()
+                .expect("a loaded window decodes");
             for u in &st.units {
                 let (v, link) = motion
                     .entity(f64::from(frame), u64::from(u.serial), &ix, bytes)
