@@ -7,18 +7,21 @@
 //! field-by-field code checks that its bytes are left, reads them, advances the reader and
 //! tests a `Result`. A run instead
 //!
-//! - on read, takes the run's bytes from the reader at once ([`ByteReader::take_run`]; for
-//!   bits, [`ByteReader::has_run_bits`]), decodes every field from that one array at
-//!   constant offsets and checks the enum values and `contents`. When the bytes are not all
-//!   there, a check fails (the bytes are given back first), or a tracer is recording the
-//!   structure, it falls back to the field-by-field code, which reports the error with the
-//!   exact field path and byte offset it always did (or traces every field);
+//! - on read, takes the run's bytes from the reader at once ([`ByteReader::run`]; for
+//!   bits, [`ByteReader::bit_run`]), decodes every field from that one array at constant
+//!   offsets and checks the enum values and `contents`. The run's layout is written once
+//!   as code: beside it, the run's table (a constant of `RunField`s: each field's name and
+//!   kind) lets the runtime read the run field by field when the bytes are not all there
+//!   or a tracer records the structure, and, when a check fails, read it again
+//!   ([`ByteReader::run_fault`]) to report the error with the exact field path and byte
+//!   offset that field-by-field code reports;
 //! - on write, encodes every field into one array at constant offsets and appends it once
 //!   (for bits: checks every value against its width first, then appends them without
 //!   further checks, or falls back to the field-by-field code that names the failing field).
 //!
-//! [`ByteReader::take_run`]: statepack_runtime::io::ByteReader::take_run
-//! [`ByteReader::has_run_bits`]: statepack_runtime::io::ByteReader::has_run_bits
+//! [`ByteReader::run`]: statepack_runtime::io::ByteReader::run
+//! [`ByteReader::bit_run`]: statepack_runtime::io::ByteReader::bit_run
+//! [`ByteReader::run_fault`]: statepack_runtime::io::ByteReader::run_fault
 
 use super::{int_ty, Emitter};
 use crate::ir::*;
@@ -33,7 +36,7 @@ pub(super) enum ByteVal {
         bytes: u8,
         signed: bool,
         endian: Endian,
-        enum_ty: Option<(Ident, bool)>,
+        enum_ty: Option<(Ident, bool, String)>,
     },
     /// An `f4` / `f8`.
     Float { bytes: u8, endian: Endian },
@@ -75,6 +78,8 @@ pub(super) enum Unit {
 /// One field that can be part of a run, noted while its field-by-field code is emitted.
 #[derive(Debug, Clone)]
 pub(super) struct Member {
+    /// The field's name in the schema (`dt_ms`), as its errors and traces name it.
+    pub name: String,
     /// Index of the field's statement in the reader's (or writer's) statement list.
     pub stmt: usize,
     /// The local the reader binds (`kind`).
@@ -143,6 +148,7 @@ impl Emitter<'_> {
                         (
                             crate::names::type_ident(e),
                             self.open_enums.contains(e) && !f.strict,
+                            e.clone(),
                         )
                     }),
                 }),
@@ -268,8 +274,8 @@ fn number_from(v: &ByteVal, off: usize) -> TokenStream {
     quote!(#ty::#from([#(__b[#idx]),*]))
 }
 
-/// The statements decoding member `m` at `off` into `m.id` inside the fast block, breaking
-/// out of `'fast` when a check fails.
+/// The statements decoding member `m` at `off` of the run array `__b` into `m.id`;
+/// `fail` returns the run's error (a value that fails its check).
 fn fast_read(m: &Member, v: &ByteVal, off: usize, fail: &TokenStream) -> TokenStream {
     let id = &m.id;
     match v {
@@ -283,7 +289,7 @@ fn fast_read(m: &Member, v: &ByteVal, off: usize, fail: &TokenStream) -> TokenSt
             }
         }
         ByteVal::Int {
-            enum_ty: Some((e, open)),
+            enum_ty: Some((e, open, _)),
             ..
         } => {
             let raw = number_from(v, off);
@@ -307,57 +313,82 @@ fn fast_read(m: &Member, v: &ByteVal, off: usize, fail: &TokenStream) -> TokenSt
     }
 }
 
-/// How a fused run falls back when its fast read does not apply or fails.
-pub(super) struct RunFallback {
-    /// When the fast read is tried (`T::SILENT`: never while a tracer records each field).
-    pub guard: TokenStream,
-    /// Statements run when the fast read fails, before the run's field-by-field code: empty
-    /// (the run's fields are read one by one in place) or diverging (the whole value is read
-    /// again from its start by the type's out-of-line reader).
-    pub on_fail: TokenStream,
+/// The entry of a byte field `name` of kind `v` in its run's table
+/// (`statepack_runtime::io::RunField`): what the field-by-field reading of the run needs.
+fn table_entry(name: &str, v: &ByteVal) -> TokenStream {
+    match v {
+        ByteVal::Int {
+            bytes,
+            signed,
+            endian,
+            enum_ty,
+        } => {
+            let be = *endian == Endian::Be;
+            let b = Literal::u8_unsuffixed(*bytes);
+            match enum_ty {
+                None => quote!(__io::RunField::int(#name, #b, #signed, #be)),
+                Some((e, open, ename)) => quote! {
+                    __io::RunField::enumerated(#name, (#b, #signed, #be), #ename, |__v| #e::from_i(__v).map(#e::name), #open)
+                },
+            }
+        }
+        ByteVal::Float { bytes, endian } => {
+            let be = *endian == Endian::Be;
+            let b = Literal::u8_unsuffixed(*bytes);
+            quote!(__io::RunField::float(#name, #b, #be))
+        }
+        ByteVal::Contents(c) => {
+            let b = Literal::byte_string(c);
+            quote!(__io::RunField::contents(#name, #b))
+        }
+        ByteVal::Array(n, e) => {
+            let one = table_entry(name, e);
+            let n = lit(*n);
+            quote!(#one.times(#n))
+        }
+    }
+}
+
+/// The table of `run` (one entry per member), as the constant `__RUN`.
+fn table(run: &[Member]) -> TokenStream {
+    let entries = run.iter().map(|m| match &m.unit {
+        Unit::Bytes(v) => table_entry(&m.name, v),
+        Unit::Bits(b) => {
+            let name = &m.name;
+            let w = Literal::u8_unsuffixed(b.width);
+            let ob = b.offset_binary;
+            quote!(__io::RunField::bits(#name, #w, #ob))
+        }
+        Unit::Varint => unreachable!("a varint is not read from a table"),
+    });
+    quote!(const __RUN: &[__io::RunField] = &[#(#entries),*];)
 }
 
 /// Replaces the statements of every worthwhile run in `reads` by one that reads the run in
-/// one step where `fb.guard` holds, and keeps the field-by-field statements after it: the
-/// tracer's path, and the path of a failed fast read unless `fb.on_fail` diverges. Returns
-/// the number of runs fused.
-pub(super) fn fuse_reads(reads: &mut [TokenStream], members: &[Member], fb: &RunFallback) -> usize {
-    let mut fused = 0;
+/// one step: a byte run takes its bytes with `ByteReader::run`, a bit run checks its bits
+/// with `ByteReader::bit_run`, both given the run's table, which read the run field by
+/// field out of line (for a tracer, or to report the failing field), so the field-by-field
+/// statements are dropped; a byte-aligned varint likewise reads in one loop or group by
+/// group through `ByteReader::varint`.
+pub(super) fn fuse_reads(reads: &mut [TokenStream], members: &[Member]) {
     for run in runs(members) {
         if !worth_it(run) {
             continue;
         }
-        fused += 1;
         let first = run[0].stmt;
-        let slow: Vec<TokenStream> = run
-            .iter()
-            .map(|m| std::mem::take(&mut reads[m.stmt]))
-            .collect();
-        let (names, _) = bound(run);
-        let names = tuple(&names);
-        let tail = quote!(#(#slow)* #names);
+        for m in run {
+            reads[m.stmt] = TokenStream::new();
+        }
         reads[first] = match &run[0].unit {
-            Unit::Bytes(_) => byte_run_read(run, &tail, fb),
-            Unit::Bits(_) => bit_run_read(run, &tail, fb),
+            Unit::Bytes(_) => byte_run_read(run),
+            Unit::Bits(_) => bit_run_read(run),
             Unit::Varint => {
                 let id = &run[0].id;
-                let RunFallback { guard, on_fail } = fb;
-                quote! {
-                    let #id: u64 = 'run: {
-                        if #guard {
-                            if let ::std::option::Option::Some(__v) = __r.take_varint() {
-                                break 'run __v;
-                            }
-                            __io::unlikely();
-                            #on_fail
-                        }
-                        #tail
-                    };
-                }
+                let name = &run[0].name;
+                quote!(let #id: u64 = __r.varint(#name)?;)
             }
         };
     }
-    fused
 }
 
 /// `(a, b)` for several items, `a` for one (no parentheses a lint would flag).
@@ -388,8 +419,7 @@ fn bound(run: &[Member]) -> (Vec<TokenStream>, Vec<TokenStream>) {
     (names, tys)
 }
 
-fn byte_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenStream {
-    let RunFallback { guard, on_fail } = fb;
+fn byte_run_read(run: &[Member]) -> TokenStream {
     let total: usize = run
         .iter()
         .map(|m| match &m.unit {
@@ -398,8 +428,8 @@ fn byte_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenS
         })
         .sum();
     let n = lit(total);
-    // A check that fails gives the run's bytes back and reads field by field.
-    let fail = quote!({ __r.rewind_run(#n); break 'fast; });
+    // A check that fails reads the run again field by field for its error.
+    let fail = quote!(return Err(__r.run_fault(#n, __RUN)););
     let mut off = 0;
     let mut body = Vec::new();
     let mut ats = Vec::new();
@@ -414,29 +444,25 @@ fn byte_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenS
         }
         off += v.len();
     }
+    let table = table(run);
     let (names, tys) = bound(run);
     let (names, tys) = (tuple(&names), tuple(&tys));
+    let read = quote! {
+        #table
+        let __b = __r.run::<#n>(__RUN)?;
+        #(#body)*
+        #(#ats)*
+    };
     if let [m] = run {
         if let Some(c) = &m.cond {
             // One conditional field: the condition decides first, as field by field.
             let id = &m.id;
             return quote! {
-                let #names: #tys = 'run: {
-                    if #c {
-                        if #guard {
-                            'fast: {
-                                let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
-                                #(#body)*
-                                #(#ats)*
-                                break 'run Some(#id);
-                            }
-                            __io::unlikely();
-                            #on_fail
-                        }
-                    } else {
-                        break 'run None;
-                    }
-                    #tail
+                let #names: #tys = if #c {
+                    #read
+                    Some(#id)
+                } else {
+                    None
                 };
             };
         }
@@ -449,18 +475,9 @@ fn byte_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenS
         quote!(: #tys)
     };
     quote! {
-        let #names #ann = 'run: {
-            if #guard {
-                'fast: {
-                    let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
-                    #(#body)*
-                    #(#ats)*
-                    break 'run #names;
-                }
-                __io::unlikely();
-                #on_fail
-            }
-            #tail
+        let #names #ann = {
+            #read
+            #names
         };
     }
 }
@@ -477,8 +494,7 @@ fn bit_read_value(b: &BitVal) -> TokenStream {
     }
 }
 
-fn bit_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenStream {
-    let RunFallback { guard, on_fail } = fb;
+fn bit_run_read(run: &[Member]) -> TokenStream {
     let mut total: u64 = 0;
     let mut body = Vec::new();
     for m in run {
@@ -491,19 +507,15 @@ fn bit_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenSt
         let v = bit_read_value(b);
         body.push(quote!(#at let #id = #v;));
     }
+    let table = table(run);
     let (names, tys) = bound(run);
     let (names, tys) = (tuple(&names), tuple(&tys));
     quote! {
-        let #names: #tys = 'run: {
-            if #guard {
-                if __r.has_run_bits(#total) {
-                    #(#body)*
-                    break 'run #names;
-                }
-                __io::unlikely();
-                #on_fail
-            }
-            #tail
+        let #names: #tys = {
+            #table
+            __r.bit_run(#total, __RUN)?;
+            #(#body)*
+            #names
         };
     }
 }
@@ -520,7 +532,7 @@ pub(super) fn fuse_writes(writes: &mut [TokenStream], members: &[Member]) {
             matches!(
                 &m.unit,
                 Unit::Bytes(ByteVal::Int {
-                    enum_ty: Some((_, true)),
+                    enum_ty: Some((_, true, _)),
                     ..
                 })
             )
