@@ -2256,12 +2256,11 @@ impl OpXform {
                 __io::RunField::float("pos", 4, false).times(3),
             ];
             let __b = __r.run::<12>(__RUN)?;
-            let pos = [
+            Some([
                 f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
                 f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
                 f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
-            ];
-            Some(pos)
+            ])
         } else {
             None
         };
@@ -2271,12 +2270,11 @@ impl OpXform {
                 __io::RunField::int("rot", 2, true, false).times(3),
             ];
             let __b = __r.run::<6>(__RUN)?;
-            let rot = [
+            Some([
                 i16::from_le_bytes([__b[0], __b[1]]),
                 i16::from_le_bytes([__b[2], __b[3]]),
                 i16::from_le_bytes([__b[4], __b[5]]),
-            ];
-            Some(rot)
+            ])
         } else {
             None
         };
@@ -3542,12 +3540,11 @@ impl OpXformD {
                 __io::RunField::int("pos8", 1, true, false).times(3),
             ];
             let __b = __r.run::<3>(__RUN)?;
-            let pos8 = [
+            Some([
                 i8::from_le_bytes([__b[0]]),
                 i8::from_le_bytes([__b[1]]),
                 i8::from_le_bytes([__b[2]]),
-            ];
-            Some(pos8)
+            ])
         } else {
             None
         };
@@ -3558,12 +3555,11 @@ impl OpXformD {
                 __io::RunField::int("pos16", 2, true, false).times(3),
             ];
             let __b = __r.run::<6>(__RUN)?;
-            let pos16 = [
+            Some([
                 i16::from_le_bytes([__b[0], __b[1]]),
                 i16::from_le_bytes([__b[2], __b[3]]),
                 i16::from_le_bytes([__b[4], __b[5]]),
-            ];
-            Some(pos16)
+            ])
         } else {
             None
         };
@@ -3578,12 +3574,11 @@ impl OpXformD {
                 __io::RunField::int("rot", 1, true, false).times(3),
             ];
             let __b = __r.run::<3>(__RUN)?;
-            let rot = [
+            Some([
                 i8::from_le_bytes([__b[0]]),
                 i8::from_le_bytes([__b[1]]),
                 i8::from_le_bytes([__b[2]]),
-            ];
-            Some(rot)
+            ])
         } else {
             None
         };
@@ -4805,12 +4800,11 @@ impl Part {
                 __io::RunField::int("rot", 2, true, false).times(3),
             ];
             let __b = __r.run::<6>(__RUN)?;
-            let rot = [
+            [
                 i16::from_le_bytes([__b[0], __b[1]]),
                 i16::from_le_bytes([__b[2], __b[3]]),
                 i16::from_le_bytes([__b[4], __b[5]]),
-            ];
-            rot
+            ]
         };
         let size: Vec3 = __r.node("size", Vec3::read_from)?;
         let color: Color3 = __r.node("color", Color3::read_from)?;
@@ -5588,13 +5582,12 @@ impl Decal {
                 __io::RunField::float("tiling", 4, false).times(4),
             ];
             let __b = __r.run::<16>(__RUN)?;
-            let tiling = [
+            Some([
                 f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
                 f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
                 f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
                 f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
-            ];
-            Some(tiling)
+            ])
         } else {
             None
         };
@@ -7011,12 +7004,11 @@ impl Cframe {
                 __io::RunField::int("rot", 2, true, false).times(3),
             ];
             let __b = __r.run::<6>(__RUN)?;
-            let rot = [
+            [
                 i16::from_le_bytes([__b[0], __b[1]]),
                 i16::from_le_bytes([__b[2], __b[3]]),
                 i16::from_le_bytes([__b[4], __b[5]]),
-            ];
-            rot
+            ]
         };
         Ok(__put(Self { pos, rot }))
     }

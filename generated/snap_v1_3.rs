@@ -529,12 +529,11 @@ impl Frame {
                 __io::RunField::int("pos_delta", 2, true, false).times(3),
             ];
             let __b = __r.run::<6>(__RUN)?;
-            let pos_delta = [
+            Some([
                 i16::from_le_bytes([__b[0], __b[1]]),
                 i16::from_le_bytes([__b[2], __b[3]]),
                 i16::from_le_bytes([__b[4], __b[5]]),
-            ];
-            Some(pos_delta)
+            ])
         } else {
             None
         };
@@ -545,12 +544,11 @@ impl Frame {
                 __io::RunField::int("rot_delta", 2, true, false).times(3),
             ];
             let __b = __r.run::<6>(__RUN)?;
-            let rot_delta = [
+            Some([
                 i16::from_le_bytes([__b[0], __b[1]]),
                 i16::from_le_bytes([__b[2], __b[3]]),
                 i16::from_le_bytes([__b[4], __b[5]]),
-            ];
-            Some(rot_delta)
+            ])
         } else {
             None
         };

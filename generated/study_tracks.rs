@@ -1240,15 +1240,19 @@ impl ScalarQ {
         } else {
             None
         };
-        let lo: ::std::option::Option<f32> = if (num_keys as i128) != 1_i128 {
-            Some(__r.leaf("lo", |__r| __r.read_f32le())?)
+        let (lo, range): (::std::option::Option<f32>, ::std::option::Option<f32>) = if (num_keys
+            as i128) != 1_i128
+        {
+            const __RUN: &[__io::RunField] = &[
+                __io::RunField::float("lo", 4, false),
+                __io::RunField::float("range", 4, false),
+            ];
+            let __b = __r.run::<8>(__RUN)?;
+            let lo = f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]);
+            let range = f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]);
+            (Some(lo), Some(range))
         } else {
-            None
-        };
-        let range: ::std::option::Option<f32> = if (num_keys as i128) != 1_i128 {
-            Some(__r.leaf("range", |__r| __r.read_f32le())?)
-        } else {
-            None
+            (None, None)
         };
         let keys: ::std::option::Option<::std::vec::Vec<KeyQ>> = if (num_keys as i128)
             != 1_i128
@@ -1511,13 +1515,12 @@ impl RotationF32 {
                 __io::RunField::float("constant_q", 4, false).times(4),
             ];
             let __b = __r.run::<16>(__RUN)?;
-            let constant_q = [
+            Some([
                 f32::from_le_bytes([__b[0], __b[1], __b[2], __b[3]]),
                 f32::from_le_bytes([__b[4], __b[5], __b[6], __b[7]]),
                 f32::from_le_bytes([__b[8], __b[9], __b[10], __b[11]]),
                 f32::from_le_bytes([__b[12], __b[13], __b[14], __b[15]]),
-            ];
-            Some(constant_q)
+            ])
         } else {
             None
         };

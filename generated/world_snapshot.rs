@@ -960,13 +960,12 @@ impl EntityBlob {
             (full, gen_present, omega_present)
         };
         let generation: ::std::option::Option<u16> = if gen_present {
-            Some(
-                __r
-                    .leaf(
-                        "generation",
-                        |__r| __r.read_bits_be(16u32).map(|__b| __b as u16),
-                    )?,
-            )
+            const __RUN: &[__io::RunField] = &[
+                __io::RunField::bits("generation", 16, false),
+            ];
+            __r.bit_run(16u64, __RUN)?;
+            let generation = __r.take_run_bits_be(16u32) as u16;
+            Some(generation)
         } else {
             None
         };
@@ -977,13 +976,12 @@ impl EntityBlob {
             None
         };
         let faction_index: ::std::option::Option<u16> = if full {
-            Some(
-                __r
-                    .leaf(
-                        "faction_index",
-                        |__r| __r.read_bits_be(16u32).map(|__b| __b as u16),
-                    )?,
-            )
+            const __RUN: &[__io::RunField] = &[
+                __io::RunField::bits("faction_index", 16, false),
+            ];
+            __r.bit_run(16u64, __RUN)?;
+            let faction_index = __r.take_run_bits_be(16u32) as u16;
+            Some(faction_index)
         } else {
             None
         };
@@ -998,7 +996,7 @@ impl EntityBlob {
             vel_x,
             vel_y,
             vel_z,
-        ): (i32, i32, i32, u8, u16, u16, u16, i32, i32, i32) = {
+        ) = {
             const __RUN: &[__io::RunField] = &[
                 __io::RunField::bits("pos_x", 22, true),
                 __io::RunField::bits("pos_y", 22, true),
@@ -1042,147 +1040,65 @@ impl EntityBlob {
             ) as i32;
             (pos_x, pos_y, pos_z, rot_dropped, rot_a, rot_b, rot_c, vel_x, vel_y, vel_z)
         };
-        let omega_x: ::std::option::Option<i16> = if omega_present {
-            __r.enter(__io::PathSeg::Field("omega_x"));
-            Some({
-                let __v: i16 = {
-                    __r.read_bits_be(12u32)
-                        .map(|__b| {
-                            ::statepack_runtime::bits::from_offset_binary(__b, 12u32)
-                                as i16
-                        })
-                }
-                    .map_err(|e| e.in_field("omega_x"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Coded {
-                            value: __v as i128,
-                            code: ::statepack_runtime::bits::to_offset_binary(
-                                    __v as i64,
-                                    12u32,
-                                )
-                                .unwrap_or(0),
-                            encoding: "offset binary",
-                        },
-                    ),
-                );
-                __v
-            })
-        } else {
-            None
-        };
-        let omega_y: ::std::option::Option<i16> = if omega_present {
-            __r.enter(__io::PathSeg::Field("omega_y"));
-            Some({
-                let __v: i16 = {
-                    __r.read_bits_be(12u32)
-                        .map(|__b| {
-                            ::statepack_runtime::bits::from_offset_binary(__b, 12u32)
-                                as i16
-                        })
-                }
-                    .map_err(|e| e.in_field("omega_y"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Coded {
-                            value: __v as i128,
-                            code: ::statepack_runtime::bits::to_offset_binary(
-                                    __v as i64,
-                                    12u32,
-                                )
-                                .unwrap_or(0),
-                            encoding: "offset binary",
-                        },
-                    ),
-                );
-                __v
-            })
-        } else {
-            None
-        };
-        let omega_z: ::std::option::Option<i16> = if omega_present {
-            __r.enter(__io::PathSeg::Field("omega_z"));
-            Some({
-                let __v: i16 = {
-                    __r.read_bits_be(12u32)
-                        .map(|__b| {
-                            ::statepack_runtime::bits::from_offset_binary(__b, 12u32)
-                                as i16
-                        })
-                }
-                    .map_err(|e| e.in_field("omega_z"))?;
-                __r.leave(
-                    Some(
-                        &__io::TraceValue::Coded {
-                            value: __v as i128,
-                            code: ::statepack_runtime::bits::to_offset_binary(
-                                    __v as i64,
-                                    12u32,
-                                )
-                                .unwrap_or(0),
-                            encoding: "offset binary",
-                        },
-                    ),
-                );
-                __v
-            })
-        } else {
-            None
-        };
-        let selected_station: ::std::option::Option<u8> = if omega_present {
-            Some(
-                __r
-                    .leaf(
-                        "selected_station",
-                        |__r| __r.read_bits_be(8u32).map(|__b| __b as u8),
-                    )?,
+        let (
+            omega_x,
+            omega_y,
+            omega_z,
+            selected_station,
+            station_rounds,
+            weapon_flags,
+            payload_mass_kg,
+            payload_cd0,
+        ): (
+            ::std::option::Option<i16>,
+            ::std::option::Option<i16>,
+            ::std::option::Option<i16>,
+            ::std::option::Option<u8>,
+            ::std::option::Option<u16>,
+            ::std::option::Option<u8>,
+            ::std::option::Option<u16>,
+            ::std::option::Option<u16>,
+        ) = if omega_present {
+            const __RUN: &[__io::RunField] = &[
+                __io::RunField::bits("omega_x", 12, true),
+                __io::RunField::bits("omega_y", 12, true),
+                __io::RunField::bits("omega_z", 12, true),
+                __io::RunField::bits("selected_station", 8, false),
+                __io::RunField::bits("station_rounds", 16, false),
+                __io::RunField::bits("weapon_flags", 8, false),
+                __io::RunField::bits("payload_mass_kg", 16, false),
+                __io::RunField::bits("payload_cd0", 16, false),
+            ];
+            __r.bit_run(100u64, __RUN)?;
+            let omega_x = ::statepack_runtime::bits::from_offset_binary(
+                __r.take_run_bits_be(12u32),
+                12u32,
+            ) as i16;
+            let omega_y = ::statepack_runtime::bits::from_offset_binary(
+                __r.take_run_bits_be(12u32),
+                12u32,
+            ) as i16;
+            let omega_z = ::statepack_runtime::bits::from_offset_binary(
+                __r.take_run_bits_be(12u32),
+                12u32,
+            ) as i16;
+            let selected_station = __r.take_run_bits_be(8u32) as u8;
+            let station_rounds = __r.take_run_bits_be(16u32) as u16;
+            let weapon_flags = __r.take_run_bits_be(8u32) as u8;
+            let payload_mass_kg = __r.take_run_bits_be(16u32) as u16;
+            let payload_cd0 = __r.take_run_bits_be(16u32) as u16;
+            (
+                Some(omega_x),
+                Some(omega_y),
+                Some(omega_z),
+                Some(selected_station),
+                Some(station_rounds),
+                Some(weapon_flags),
+                Some(payload_mass_kg),
+                Some(payload_cd0),
             )
         } else {
-            None
-        };
-        let station_rounds: ::std::option::Option<u16> = if omega_present {
-            Some(
-                __r
-                    .leaf(
-                        "station_rounds",
-                        |__r| __r.read_bits_be(16u32).map(|__b| __b as u16),
-                    )?,
-            )
-        } else {
-            None
-        };
-        let weapon_flags: ::std::option::Option<u8> = if omega_present {
-            Some(
-                __r
-                    .leaf(
-                        "weapon_flags",
-                        |__r| __r.read_bits_be(8u32).map(|__b| __b as u8),
-                    )?,
-            )
-        } else {
-            None
-        };
-        let payload_mass_kg: ::std::option::Option<u16> = if omega_present {
-            Some(
-                __r
-                    .leaf(
-                        "payload_mass_kg",
-                        |__r| __r.read_bits_be(16u32).map(|__b| __b as u16),
-                    )?,
-            )
-        } else {
-            None
-        };
-        let payload_cd0: ::std::option::Option<u16> = if omega_present {
-            Some(
-                __r
-                    .leaf(
-                        "payload_cd0",
-                        |__r| __r.read_bits_be(16u32).map(|__b| __b as u16),
-                    )?,
-            )
-        } else {
-            None
+            (None, None, None, None, None, None, None, None)
         };
         let (
             damage_level,
@@ -1269,14 +1185,27 @@ impl EntityBlob {
             __w.bit_run_put(&mut __run, u64::from(self.omega_present), 1);
             __w.end_bit_run(__run);
         }
-        if let ::std::option::Option::Some(__v) = __io::present(
-            &self.generation,
-            gen_present,
-            "generation",
-            "gen_present",
-        )? {
-            __w.write_bits_be(u64::from(*__v), 16u32)
-                .map_err(|e: __io::EncodeError| e.in_field("generation"))?;
+        'run: {
+            'fast: {
+                let __c0 = self.generation as u64;
+                if __c0 >> 16u32 != 0 {
+                    break 'fast;
+                }
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 16u32);
+                __w.end_bit_run(__run);
+                break 'run;
+            }
+            __io::unlikely();
+            if let ::std::option::Option::Some(__v) = __io::present(
+                &self.generation,
+                gen_present,
+                "generation",
+                "gen_present",
+            )? {
+                __w.write_bits_be(u64::from(*__v), 16u32)
+                    .map_err(|e: __io::EncodeError| e.in_field("generation"))?;
+            }
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.type_index,
@@ -1292,14 +1221,27 @@ impl EntityBlob {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("type_index"))?;
         }
-        if let ::std::option::Option::Some(__v) = __io::present(
-            &self.faction_index,
-            full,
-            "faction_index",
-            "full",
-        )? {
-            __w.write_bits_be(u64::from(*__v), 16u32)
-                .map_err(|e: __io::EncodeError| e.in_field("faction_index"))?;
+        'run: {
+            'fast: {
+                let __c0 = self.faction_index as u64;
+                if __c0 >> 16u32 != 0 {
+                    break 'fast;
+                }
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 16u32);
+                __w.end_bit_run(__run);
+                break 'run;
+            }
+            __io::unlikely();
+            if let ::std::option::Option::Some(__v) = __io::present(
+                &self.faction_index,
+                full,
+                "faction_index",
+                "full",
+            )? {
+                __w.write_bits_be(u64::from(*__v), 16u32)
+                    .map_err(|e: __io::EncodeError| e.in_field("faction_index"))?;
+            }
         }
         'run: {
             'fast: {
@@ -1499,116 +1441,226 @@ impl EntityBlob {
                     .map_err(|e: __io::EncodeError| e.in_field("vel_z"))?;
             }
         }
-        if let ::std::option::Option::Some(__v) = __io::present(
-            &self.omega_x,
-            omega_present,
-            "omega_x",
-            "omega_present",
-        )? {
-            (|| -> Result<(), __io::EncodeError> {
-                {
-                    let __code = ::statepack_runtime::bits::to_offset_binary(
-                            *__v as i64,
-                            12u32,
-                        )
-                        .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
-                            value: __v.to_string(),
-                            ty: "this offset-binary bit field",
-                        }))?;
-                    __w.write_bits_be(__code, 12u32)?
+        'run: {
+            'fast: {
+                let ::std::result::Result::Ok(__c0) = ::statepack_runtime::bits::to_offset_binary(
+                    self.omega_x as i64,
+                    12u32,
+                ) else {
+                    break 'fast;
                 };
-                Ok(())
-            })()
-                .map_err(|e: __io::EncodeError| e.in_field("omega_x"))?;
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 12u32);
+                __w.end_bit_run(__run);
+                break 'run;
+            }
+            __io::unlikely();
+            if let ::std::option::Option::Some(__v) = __io::present(
+                &self.omega_x,
+                omega_present,
+                "omega_x",
+                "omega_present",
+            )? {
+                (|| -> Result<(), __io::EncodeError> {
+                    {
+                        let __code = ::statepack_runtime::bits::to_offset_binary(
+                                *__v as i64,
+                                12u32,
+                            )
+                            .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
+                                value: __v.to_string(),
+                                ty: "this offset-binary bit field",
+                            }))?;
+                        __w.write_bits_be(__code, 12u32)?
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: __io::EncodeError| e.in_field("omega_x"))?;
+            }
         }
-        if let ::std::option::Option::Some(__v) = __io::present(
-            &self.omega_y,
-            omega_present,
-            "omega_y",
-            "omega_present",
-        )? {
-            (|| -> Result<(), __io::EncodeError> {
-                {
-                    let __code = ::statepack_runtime::bits::to_offset_binary(
-                            *__v as i64,
-                            12u32,
-                        )
-                        .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
-                            value: __v.to_string(),
-                            ty: "this offset-binary bit field",
-                        }))?;
-                    __w.write_bits_be(__code, 12u32)?
+        'run: {
+            'fast: {
+                let ::std::result::Result::Ok(__c0) = ::statepack_runtime::bits::to_offset_binary(
+                    self.omega_y as i64,
+                    12u32,
+                ) else {
+                    break 'fast;
                 };
-                Ok(())
-            })()
-                .map_err(|e: __io::EncodeError| e.in_field("omega_y"))?;
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 12u32);
+                __w.end_bit_run(__run);
+                break 'run;
+            }
+            __io::unlikely();
+            if let ::std::option::Option::Some(__v) = __io::present(
+                &self.omega_y,
+                omega_present,
+                "omega_y",
+                "omega_present",
+            )? {
+                (|| -> Result<(), __io::EncodeError> {
+                    {
+                        let __code = ::statepack_runtime::bits::to_offset_binary(
+                                *__v as i64,
+                                12u32,
+                            )
+                            .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
+                                value: __v.to_string(),
+                                ty: "this offset-binary bit field",
+                            }))?;
+                        __w.write_bits_be(__code, 12u32)?
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: __io::EncodeError| e.in_field("omega_y"))?;
+            }
         }
-        if let ::std::option::Option::Some(__v) = __io::present(
-            &self.omega_z,
-            omega_present,
-            "omega_z",
-            "omega_present",
-        )? {
-            (|| -> Result<(), __io::EncodeError> {
-                {
-                    let __code = ::statepack_runtime::bits::to_offset_binary(
-                            *__v as i64,
-                            12u32,
-                        )
-                        .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
-                            value: __v.to_string(),
-                            ty: "this offset-binary bit field",
-                        }))?;
-                    __w.write_bits_be(__code, 12u32)?
+        'run: {
+            'fast: {
+                let ::std::result::Result::Ok(__c0) = ::statepack_runtime::bits::to_offset_binary(
+                    self.omega_z as i64,
+                    12u32,
+                ) else {
+                    break 'fast;
                 };
-                Ok(())
-            })()
-                .map_err(|e: __io::EncodeError| e.in_field("omega_z"))?;
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 12u32);
+                __w.end_bit_run(__run);
+                break 'run;
+            }
+            __io::unlikely();
+            if let ::std::option::Option::Some(__v) = __io::present(
+                &self.omega_z,
+                omega_present,
+                "omega_z",
+                "omega_present",
+            )? {
+                (|| -> Result<(), __io::EncodeError> {
+                    {
+                        let __code = ::statepack_runtime::bits::to_offset_binary(
+                                *__v as i64,
+                                12u32,
+                            )
+                            .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
+                                value: __v.to_string(),
+                                ty: "this offset-binary bit field",
+                            }))?;
+                        __w.write_bits_be(__code, 12u32)?
+                    };
+                    Ok(())
+                })()
+                    .map_err(|e: __io::EncodeError| e.in_field("omega_z"))?;
+            }
         }
-        if let ::std::option::Option::Some(__v) = __io::present(
-            &self.selected_station,
-            omega_present,
-            "selected_station",
-            "omega_present",
-        )? {
-            __w.write_bits_be(u64::from(*__v), 8u32)
-                .map_err(|e: __io::EncodeError| e.in_field("selected_station"))?;
+        'run: {
+            'fast: {
+                let __c0 = self.selected_station as u64;
+                if __c0 >> 8u32 != 0 {
+                    break 'fast;
+                }
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 8u32);
+                __w.end_bit_run(__run);
+                break 'run;
+            }
+            __io::unlikely();
+            if let ::std::option::Option::Some(__v) = __io::present(
+                &self.selected_station,
+                omega_present,
+                "selected_station",
+                "omega_present",
+            )? {
+                __w.write_bits_be(u64::from(*__v), 8u32)
+                    .map_err(|e: __io::EncodeError| e.in_field("selected_station"))?;
+            }
         }
-        if let ::std::option::Option::Some(__v) = __io::present(
-            &self.station_rounds,
-            omega_present,
-            "station_rounds",
-            "omega_present",
-        )? {
-            __w.write_bits_be(u64::from(*__v), 16u32)
-                .map_err(|e: __io::EncodeError| e.in_field("station_rounds"))?;
+        'run: {
+            'fast: {
+                let __c0 = self.station_rounds as u64;
+                if __c0 >> 16u32 != 0 {
+                    break 'fast;
+                }
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 16u32);
+                __w.end_bit_run(__run);
+                break 'run;
+            }
+            __io::unlikely();
+            if let ::std::option::Option::Some(__v) = __io::present(
+                &self.station_rounds,
+                omega_present,
+                "station_rounds",
+                "omega_present",
+            )? {
+                __w.write_bits_be(u64::from(*__v), 16u32)
+                    .map_err(|e: __io::EncodeError| e.in_field("station_rounds"))?;
+            }
         }
-        if let ::std::option::Option::Some(__v) = __io::present(
-            &self.weapon_flags,
-            omega_present,
-            "weapon_flags",
-            "omega_present",
-        )? {
-            __w.write_bits_be(u64::from(*__v), 8u32)
-                .map_err(|e: __io::EncodeError| e.in_field("weapon_flags"))?;
+        'run: {
+            'fast: {
+                let __c0 = self.weapon_flags as u64;
+                if __c0 >> 8u32 != 0 {
+                    break 'fast;
+                }
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 8u32);
+                __w.end_bit_run(__run);
+                break 'run;
+            }
+            __io::unlikely();
+            if let ::std::option::Option::Some(__v) = __io::present(
+                &self.weapon_flags,
+                omega_present,
+                "weapon_flags",
+                "omega_present",
+            )? {
+                __w.write_bits_be(u64::from(*__v), 8u32)
+                    .map_err(|e: __io::EncodeError| e.in_field("weapon_flags"))?;
+            }
         }
-        if let ::std::option::Option::Some(__v) = __io::present(
-            &self.payload_mass_kg,
-            omega_present,
-            "payload_mass_kg",
-            "omega_present",
-        )? {
-            __w.write_bits_be(u64::from(*__v), 16u32)
-                .map_err(|e: __io::EncodeError| e.in_field("payload_mass_kg"))?;
+        'run: {
+            'fast: {
+                let __c0 = self.payload_mass_kg as u64;
+                if __c0 >> 16u32 != 0 {
+                    break 'fast;
+                }
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 16u32);
+                __w.end_bit_run(__run);
+                break 'run;
+            }
+            __io::unlikely();
+            if let ::std::option::Option::Some(__v) = __io::present(
+                &self.payload_mass_kg,
+                omega_present,
+                "payload_mass_kg",
+                "omega_present",
+            )? {
+                __w.write_bits_be(u64::from(*__v), 16u32)
+                    .map_err(|e: __io::EncodeError| e.in_field("payload_mass_kg"))?;
+            }
         }
-        if let ::std::option::Option::Some(__v) = __io::present(
-            &self.payload_cd0,
-            omega_present,
-            "payload_cd0",
-            "omega_present",
-        )? {
-            __w.write_bits_be(u64::from(*__v), 16u32)
-                .map_err(|e: __io::EncodeError| e.in_field("payload_cd0"))?;
+        'run: {
+            'fast: {
+                let __c0 = self.payload_cd0 as u64;
+                if __c0 >> 16u32 != 0 {
+                    break 'fast;
+                }
+                let mut __run = __w.begin_bit_run();
+                __w.bit_run_put(&mut __run, __c0, 16u32);
+                __w.end_bit_run(__run);
+                break 'run;
+            }
+            __io::unlikely();
+            if let ::std::option::Option::Some(__v) = __io::present(
+                &self.payload_cd0,
+                omega_present,
+                "payload_cd0",
+                "omega_present",
+            )? {
+                __w.write_bits_be(u64::from(*__v), 16u32)
+                    .map_err(|e: __io::EncodeError| e.in_field("payload_cd0"))?;
+            }
         }
         'run: {
             'fast: {

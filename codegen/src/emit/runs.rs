@@ -99,6 +99,16 @@ pub(super) struct Member {
     pub presence: TokenStream,
 }
 
+impl Member {
+    /// The byte value of a member of a byte run.
+    fn unit_bytes(&self) -> ByteVal {
+        match &self.unit {
+            Unit::Bytes(v) => v.clone(),
+            _ => unreachable!("a byte run holds byte fields"),
+        }
+    }
+}
+
 impl Emitter<'_> {
     /// The run unit of `f` if it can be part of a fixed run: a number, enum, `contents` or
     /// fixed-count array of numbers, or a big-endian bit field of at most 32 bits, read and
@@ -213,16 +223,23 @@ impl Emitter<'_> {
 }
 
 /// Groups `members` (in statement order) into runs of consecutive statements of the same
-/// kind; a conditional member is a run of its own.
-fn runs(members: &[Member]) -> Vec<&[Member]> {
+/// kind. On the write side (`same_cond` false) a conditional member is a run of its own; on
+/// the read side consecutive members under the same condition make one run, read when the
+/// condition holds.
+fn runs(members: &[Member], same_cond: bool) -> Vec<&[Member]> {
+    let cond_text = |m: &Member| m.cond.as_ref().map(ToString::to_string);
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..=members.len() {
         let split = i == members.len() || {
             let (a, b) = (&members[i - 1], &members[i]);
+            let conds_split = if same_cond {
+                cond_text(a) != cond_text(b)
+            } else {
+                a.cond.is_some() || b.cond.is_some()
+            };
             b.stmt != a.stmt + 1
-                || a.cond.is_some()
-                || b.cond.is_some()
+                || conds_split
                 || std::mem::discriminant(&a.unit) != std::mem::discriminant(&b.unit)
                 || matches!(a.unit, Unit::Varint)
         };
@@ -234,15 +251,19 @@ fn runs(members: &[Member]) -> Vec<&[Member]> {
     out
 }
 
-/// True when fusing `run` saves work: more than one bounds check (several fields, or an
-/// array), and for bits more than one field.
+/// True when fusing `run` saves work or code: more than one bounds check (several fields,
+/// or an array), for bits more than one field or one under a condition (read from the
+/// run's table rather than written out field by field).
 fn worth_it(run: &[Member]) -> bool {
     match run {
         [] => false,
-        [one] => matches!(one.unit, Unit::Bytes(ByteVal::Array(..)) | Unit::Varint),
+        [one] => match one.unit {
+            Unit::Bytes(ByteVal::Array(..)) | Unit::Varint => true,
+            Unit::Bits(_) => one.cond.is_some(),
+            Unit::Bytes(_) => false,
+        },
         [first, ..] => match first.unit {
-            Unit::Bytes(_) => true,
-            Unit::Bits(_) => run.len() > 1,
+            Unit::Bytes(_) | Unit::Bits(_) => true,
             Unit::Varint => false,
         },
     }
@@ -278,6 +299,9 @@ fn number_from(v: &ByteVal, off: usize) -> TokenStream {
 /// `fail` returns the run's error (a value that fails its check).
 fn fast_read(m: &Member, v: &ByteVal, off: usize, fail: &TokenStream) -> TokenStream {
     let id = &m.id;
+    if let Some(value) = plain_value(v, off) {
+        return quote!(let #id = #value;);
+    }
     match v {
         ByteVal::Contents(c) => {
             let end = lit(off + c.len());
@@ -289,28 +313,41 @@ fn fast_read(m: &Member, v: &ByteVal, off: usize, fail: &TokenStream) -> TokenSt
             }
         }
         ByteVal::Int {
-            enum_ty: Some((e, open, _)),
+            enum_ty: Some((e, _, _)),
             ..
         } => {
             let raw = number_from(v, off);
-            if *open {
-                quote!(let #id = #e::from_i_open(#raw as i128);)
-            } else {
-                quote! {
-                    let ::std::option::Option::Some(#id) = #e::from_i(#raw as i128) else { #fail };
-                }
+            quote! {
+                let ::std::option::Option::Some(#id) = #e::from_i(#raw as i128) else { #fail };
             }
         }
-        ByteVal::Int { .. } | ByteVal::Float { .. } => {
+        _ => unreachable!("numbers and arrays are plain values"),
+    }
+}
+
+/// The expression of a value at `off` of `__b` that needs no check: a number, an open
+/// enum, an array of numbers. `None` for a closed enum or `contents`.
+fn plain_value(v: &ByteVal, off: usize) -> Option<TokenStream> {
+    Some(match v {
+        ByteVal::Contents(_)
+        | ByteVal::Int {
+            enum_ty: Some((_, false, _)),
+            ..
+        } => return None,
+        ByteVal::Int {
+            enum_ty: Some((e, true, _)),
+            ..
+        } => {
             let raw = number_from(v, off);
-            quote!(let #id = #raw;)
+            quote!(#e::from_i_open(#raw as i128))
         }
+        ByteVal::Int { .. } | ByteVal::Float { .. } => number_from(v, off),
         ByteVal::Array(n, e) => {
             let step = e.len();
             let items = (0..*n).map(|i| number_from(e, off + i * step));
-            quote!(let #id = [#(#items),*];)
+            quote!([#(#items),*])
         }
-    }
+    })
 }
 
 /// The entry of a byte field `name` of kind `v` in its run's table
@@ -371,7 +408,7 @@ fn table(run: &[Member]) -> TokenStream {
 /// statements are dropped; a byte-aligned varint likewise reads in one loop or group by
 /// group through `ByteReader::varint`.
 pub(super) fn fuse_reads(reads: &mut [TokenStream], members: &[Member]) {
-    for run in runs(members) {
+    for run in runs(members, true) {
         if !worth_it(run) {
             continue;
         }
@@ -447,26 +484,38 @@ fn byte_run_read(run: &[Member]) -> TokenStream {
     let table = table(run);
     let (names, tys) = bound(run);
     let (names, tys) = (tuple(&names), tuple(&tys));
-    let read = quote! {
+    let take = quote! {
         #table
         let __b = __r.run::<#n>(__RUN)?;
-        #(#body)*
-        #(#ats)*
     };
-    if let [m] = run {
-        if let Some(c) = &m.cond {
-            // One conditional field: the condition decides first, as field by field.
-            let id = &m.id;
-            return quote! {
-                let #names: #tys = if #c {
-                    #read
-                    Some(#id)
-                } else {
-                    None
-                };
+    if let [m @ Member { at: None, .. }] = run {
+        // One value without a check: the block's value (no binding returned at once).
+        if let Some(value) = plain_value(&m.unit_bytes(), 0) {
+            let value = match &m.cond {
+                Some(_) => quote!(Some(#value)),
+                None => value,
+            };
+            let read = quote!({ #take #value });
+            return match &m.cond {
+                Some(c) => quote!(let #names: #tys = if #c #read else { None };),
+                None => quote!(let #names: #tys = #read;),
             };
         }
     }
+    let read = quote! {
+        #take
+        #(#body)*
+        #(#ats)*
+    };
+    bind_run(run, read)
+}
+
+/// The statement binding the members of `run` (and their kept offsets) from `read`, the
+/// statements that bind each: under the run's condition, if it has one, each member an
+/// `Option` (the condition decides first, as field by field).
+fn bind_run(run: &[Member], read: TokenStream) -> TokenStream {
+    let (names, tys) = bound(run);
+    let (names, tys) = (tuple(&names), tuple(&tys));
     // A run of many members leaves their types to their reads (a tuple type of that many
     // members is one long annotation).
     let ann = if run.len() > 8 {
@@ -474,11 +523,20 @@ fn byte_run_read(run: &[Member]) -> TokenStream {
     } else {
         quote!(: #tys)
     };
-    quote! {
-        let #names #ann = {
-            #read
-            #names
-        };
+    match &run[0].cond {
+        Some(c) => {
+            let somes: Vec<TokenStream> = run
+                .iter()
+                .map(|m| {
+                    let id = &m.id;
+                    quote!(Some(#id))
+                })
+                .collect();
+            let nones: Vec<TokenStream> = run.iter().map(|_| quote!(None)).collect();
+            let (somes, nones) = (tuple(&somes), tuple(&nones));
+            quote!(let #names #ann = if #c { #read #somes } else { #nones };)
+        }
+        None => quote!(let #names #ann = { #read #names };),
     }
 }
 
@@ -508,22 +566,20 @@ fn bit_run_read(run: &[Member]) -> TokenStream {
         body.push(quote!(#at let #id = #v;));
     }
     let table = table(run);
-    let (names, tys) = bound(run);
-    let (names, tys) = (tuple(&names), tuple(&tys));
-    quote! {
-        let #names: #tys = {
+    bind_run(
+        run,
+        quote! {
             #table
             __r.bit_run(#total, __RUN)?;
             #(#body)*
-            #names
-        };
-    }
+        },
+    )
 }
 
 /// Replaces the statements of every worthwhile run in `writes` by one that writes the run
 /// in one step, keeping the field-by-field statements as the fallback of bit runs.
 pub(super) fn fuse_writes(writes: &mut [TokenStream], members: &[Member]) {
-    for run in runs(members) {
+    for run in runs(members, false) {
         if !worth_it(run) {
             continue;
         }

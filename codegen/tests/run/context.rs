@@ -59,8 +59,7 @@ impl Context {
                 __io::RunField::int("sizes", 1, false, false).times(2),
             ];
             let __b = __r.run::<2>(__RUN)?;
-            let sizes = [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])];
-            sizes
+            [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])]
         };
         let index: Index = __r
             .node(

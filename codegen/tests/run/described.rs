@@ -337,13 +337,12 @@ impl Ipv4Addr {
                 __io::RunField::int("octets", 1, false, false).times(4),
             ];
             let __b = __r.run::<4>(__RUN)?;
-            let octets = [
+            [
                 u8::from_le_bytes([__b[0]]),
                 u8::from_le_bytes([__b[1]]),
                 u8::from_le_bytes([__b[2]]),
                 u8::from_le_bytes([__b[3]]),
-            ];
-            octets
+            ]
         };
         Ok(__put(Self { octets }))
     }

@@ -198,8 +198,7 @@ impl ReflectView {
                 __io::RunField::int("raw", 1, false, false).times(2),
             ];
             let __b = __r.run::<2>(__RUN)?;
-            let raw = [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])];
-            raw
+            [u8::from_le_bytes([__b[0]]), u8::from_le_bytes([__b[1]])]
         };
         Ok(
             __put(Self {
