@@ -1185,27 +1185,14 @@ impl EntityBlob {
             __w.bit_run_put(&mut __run, u64::from(self.omega_present), 1);
             __w.end_bit_run(__run);
         }
-        'run: {
-            'fast: {
-                let __c0 = self.generation as u64;
-                if __c0 >> 16u32 != 0 {
-                    break 'fast;
-                }
-                let mut __run = __w.begin_bit_run();
-                __w.bit_run_put(&mut __run, __c0, 16u32);
-                __w.end_bit_run(__run);
-                break 'run;
-            }
-            __io::unlikely();
-            if let ::std::option::Option::Some(__v) = __io::present(
-                &self.generation,
-                gen_present,
-                "generation",
-                "gen_present",
-            )? {
-                __w.write_bits_be(u64::from(*__v), 16u32)
-                    .map_err(|e: __io::EncodeError| e.in_field("generation"))?;
-            }
+        if let ::std::option::Option::Some(__v) = __io::present(
+            &self.generation,
+            gen_present,
+            "generation",
+            "gen_present",
+        )? {
+            __w.write_bits_be(u64::from(*__v), 16u32)
+                .map_err(|e: __io::EncodeError| e.in_field("generation"))?;
         }
         if let ::std::option::Option::Some(__val) = __io::present(
             &self.type_index,
@@ -1221,27 +1208,14 @@ impl EntityBlob {
             })()
                 .map_err(|e: __io::EncodeError| e.in_field("type_index"))?;
         }
-        'run: {
-            'fast: {
-                let __c0 = self.faction_index as u64;
-                if __c0 >> 16u32 != 0 {
-                    break 'fast;
-                }
-                let mut __run = __w.begin_bit_run();
-                __w.bit_run_put(&mut __run, __c0, 16u32);
-                __w.end_bit_run(__run);
-                break 'run;
-            }
-            __io::unlikely();
-            if let ::std::option::Option::Some(__v) = __io::present(
-                &self.faction_index,
-                full,
-                "faction_index",
-                "full",
-            )? {
-                __w.write_bits_be(u64::from(*__v), 16u32)
-                    .map_err(|e: __io::EncodeError| e.in_field("faction_index"))?;
-            }
+        if let ::std::option::Option::Some(__v) = __io::present(
+            &self.faction_index,
+            full,
+            "faction_index",
+            "full",
+        )? {
+            __w.write_bits_be(u64::from(*__v), 16u32)
+                .map_err(|e: __io::EncodeError| e.in_field("faction_index"))?;
         }
         'run: {
             'fast: {
@@ -1441,226 +1415,116 @@ impl EntityBlob {
                     .map_err(|e: __io::EncodeError| e.in_field("vel_z"))?;
             }
         }
-        'run: {
-            'fast: {
-                let ::std::result::Result::Ok(__c0) = ::statepack_runtime::bits::to_offset_binary(
-                    self.omega_x as i64,
-                    12u32,
-                ) else {
-                    break 'fast;
+        if let ::std::option::Option::Some(__v) = __io::present(
+            &self.omega_x,
+            omega_present,
+            "omega_x",
+            "omega_present",
+        )? {
+            (|| -> Result<(), __io::EncodeError> {
+                {
+                    let __code = ::statepack_runtime::bits::to_offset_binary(
+                            *__v as i64,
+                            12u32,
+                        )
+                        .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
+                            value: __v.to_string(),
+                            ty: "this offset-binary bit field",
+                        }))?;
+                    __w.write_bits_be(__code, 12u32)?
                 };
-                let mut __run = __w.begin_bit_run();
-                __w.bit_run_put(&mut __run, __c0, 12u32);
-                __w.end_bit_run(__run);
-                break 'run;
-            }
-            __io::unlikely();
-            if let ::std::option::Option::Some(__v) = __io::present(
-                &self.omega_x,
-                omega_present,
-                "omega_x",
-                "omega_present",
-            )? {
-                (|| -> Result<(), __io::EncodeError> {
-                    {
-                        let __code = ::statepack_runtime::bits::to_offset_binary(
-                                *__v as i64,
-                                12u32,
-                            )
-                            .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
-                                value: __v.to_string(),
-                                ty: "this offset-binary bit field",
-                            }))?;
-                        __w.write_bits_be(__code, 12u32)?
-                    };
-                    Ok(())
-                })()
-                    .map_err(|e: __io::EncodeError| e.in_field("omega_x"))?;
-            }
+                Ok(())
+            })()
+                .map_err(|e: __io::EncodeError| e.in_field("omega_x"))?;
         }
-        'run: {
-            'fast: {
-                let ::std::result::Result::Ok(__c0) = ::statepack_runtime::bits::to_offset_binary(
-                    self.omega_y as i64,
-                    12u32,
-                ) else {
-                    break 'fast;
+        if let ::std::option::Option::Some(__v) = __io::present(
+            &self.omega_y,
+            omega_present,
+            "omega_y",
+            "omega_present",
+        )? {
+            (|| -> Result<(), __io::EncodeError> {
+                {
+                    let __code = ::statepack_runtime::bits::to_offset_binary(
+                            *__v as i64,
+                            12u32,
+                        )
+                        .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
+                            value: __v.to_string(),
+                            ty: "this offset-binary bit field",
+                        }))?;
+                    __w.write_bits_be(__code, 12u32)?
                 };
-                let mut __run = __w.begin_bit_run();
-                __w.bit_run_put(&mut __run, __c0, 12u32);
-                __w.end_bit_run(__run);
-                break 'run;
-            }
-            __io::unlikely();
-            if let ::std::option::Option::Some(__v) = __io::present(
-                &self.omega_y,
-                omega_present,
-                "omega_y",
-                "omega_present",
-            )? {
-                (|| -> Result<(), __io::EncodeError> {
-                    {
-                        let __code = ::statepack_runtime::bits::to_offset_binary(
-                                *__v as i64,
-                                12u32,
-                            )
-                            .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
-                                value: __v.to_string(),
-                                ty: "this offset-binary bit field",
-                            }))?;
-                        __w.write_bits_be(__code, 12u32)?
-                    };
-                    Ok(())
-                })()
-                    .map_err(|e: __io::EncodeError| e.in_field("omega_y"))?;
-            }
+                Ok(())
+            })()
+                .map_err(|e: __io::EncodeError| e.in_field("omega_y"))?;
         }
-        'run: {
-            'fast: {
-                let ::std::result::Result::Ok(__c0) = ::statepack_runtime::bits::to_offset_binary(
-                    self.omega_z as i64,
-                    12u32,
-                ) else {
-                    break 'fast;
+        if let ::std::option::Option::Some(__v) = __io::present(
+            &self.omega_z,
+            omega_present,
+            "omega_z",
+            "omega_present",
+        )? {
+            (|| -> Result<(), __io::EncodeError> {
+                {
+                    let __code = ::statepack_runtime::bits::to_offset_binary(
+                            *__v as i64,
+                            12u32,
+                        )
+                        .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
+                            value: __v.to_string(),
+                            ty: "this offset-binary bit field",
+                        }))?;
+                    __w.write_bits_be(__code, 12u32)?
                 };
-                let mut __run = __w.begin_bit_run();
-                __w.bit_run_put(&mut __run, __c0, 12u32);
-                __w.end_bit_run(__run);
-                break 'run;
-            }
-            __io::unlikely();
-            if let ::std::option::Option::Some(__v) = __io::present(
-                &self.omega_z,
-                omega_present,
-                "omega_z",
-                "omega_present",
-            )? {
-                (|| -> Result<(), __io::EncodeError> {
-                    {
-                        let __code = ::statepack_runtime::bits::to_offset_binary(
-                                *__v as i64,
-                                12u32,
-                            )
-                            .map_err(|_| __io::EncodeError::new(__io::EncodeErrorKind::OutOfRange {
-                                value: __v.to_string(),
-                                ty: "this offset-binary bit field",
-                            }))?;
-                        __w.write_bits_be(__code, 12u32)?
-                    };
-                    Ok(())
-                })()
-                    .map_err(|e: __io::EncodeError| e.in_field("omega_z"))?;
-            }
+                Ok(())
+            })()
+                .map_err(|e: __io::EncodeError| e.in_field("omega_z"))?;
         }
-        'run: {
-            'fast: {
-                let __c0 = self.selected_station as u64;
-                if __c0 >> 8u32 != 0 {
-                    break 'fast;
-                }
-                let mut __run = __w.begin_bit_run();
-                __w.bit_run_put(&mut __run, __c0, 8u32);
-                __w.end_bit_run(__run);
-                break 'run;
-            }
-            __io::unlikely();
-            if let ::std::option::Option::Some(__v) = __io::present(
-                &self.selected_station,
-                omega_present,
-                "selected_station",
-                "omega_present",
-            )? {
-                __w.write_bits_be(u64::from(*__v), 8u32)
-                    .map_err(|e: __io::EncodeError| e.in_field("selected_station"))?;
-            }
+        if let ::std::option::Option::Some(__v) = __io::present(
+            &self.selected_station,
+            omega_present,
+            "selected_station",
+            "omega_present",
+        )? {
+            __w.write_bits_be(u64::from(*__v), 8u32)
+                .map_err(|e: __io::EncodeError| e.in_field("selected_station"))?;
         }
-        'run: {
-            'fast: {
-                let __c0 = self.station_rounds as u64;
-                if __c0 >> 16u32 != 0 {
-                    break 'fast;
-                }
-                let mut __run = __w.begin_bit_run();
-                __w.bit_run_put(&mut __run, __c0, 16u32);
-                __w.end_bit_run(__run);
-                break 'run;
-            }
-            __io::unlikely();
-            if let ::std::option::Option::Some(__v) = __io::present(
-                &self.station_rounds,
-                omega_present,
-                "station_rounds",
-                "omega_present",
-            )? {
-                __w.write_bits_be(u64::from(*__v), 16u32)
-                    .map_err(|e: __io::EncodeError| e.in_field("station_rounds"))?;
-            }
+        if let ::std::option::Option::Some(__v) = __io::present(
+            &self.station_rounds,
+            omega_present,
+            "station_rounds",
+            "omega_present",
+        )? {
+            __w.write_bits_be(u64::from(*__v), 16u32)
+                .map_err(|e: __io::EncodeError| e.in_field("station_rounds"))?;
         }
-        'run: {
-            'fast: {
-                let __c0 = self.weapon_flags as u64;
-                if __c0 >> 8u32 != 0 {
-                    break 'fast;
-                }
-                let mut __run = __w.begin_bit_run();
-                __w.bit_run_put(&mut __run, __c0, 8u32);
-                __w.end_bit_run(__run);
-                break 'run;
-            }
-            __io::unlikely();
-            if let ::std::option::Option::Some(__v) = __io::present(
-                &self.weapon_flags,
-                omega_present,
-                "weapon_flags",
-                "omega_present",
-            )? {
-                __w.write_bits_be(u64::from(*__v), 8u32)
-                    .map_err(|e: __io::EncodeError| e.in_field("weapon_flags"))?;
-            }
+        if let ::std::option::Option::Some(__v) = __io::present(
+            &self.weapon_flags,
+            omega_present,
+            "weapon_flags",
+            "omega_present",
+        )? {
+            __w.write_bits_be(u64::from(*__v), 8u32)
+                .map_err(|e: __io::EncodeError| e.in_field("weapon_flags"))?;
         }
-        'run: {
-            'fast: {
-                let __c0 = self.payload_mass_kg as u64;
-                if __c0 >> 16u32 != 0 {
-                    break 'fast;
-                }
-                let mut __run = __w.begin_bit_run();
-                __w.bit_run_put(&mut __run, __c0, 16u32);
-                __w.end_bit_run(__run);
-                break 'run;
-            }
-            __io::unlikely();
-            if let ::std::option::Option::Some(__v) = __io::present(
-                &self.payload_mass_kg,
-                omega_present,
-                "payload_mass_kg",
-                "omega_present",
-            )? {
-                __w.write_bits_be(u64::from(*__v), 16u32)
-                    .map_err(|e: __io::EncodeError| e.in_field("payload_mass_kg"))?;
-            }
+        if let ::std::option::Option::Some(__v) = __io::present(
+            &self.payload_mass_kg,
+            omega_present,
+            "payload_mass_kg",
+            "omega_present",
+        )? {
+            __w.write_bits_be(u64::from(*__v), 16u32)
+                .map_err(|e: __io::EncodeError| e.in_field("payload_mass_kg"))?;
         }
-        'run: {
-            'fast: {
-                let __c0 = self.payload_cd0 as u64;
-                if __c0 >> 16u32 != 0 {
-                    break 'fast;
-                }
-                let mut __run = __w.begin_bit_run();
-                __w.bit_run_put(&mut __run, __c0, 16u32);
-                __w.end_bit_run(__run);
-                break 'run;
-            }
-            __io::unlikely();
-            if let ::std::option::Option::Some(__v) = __io::present(
-                &self.payload_cd0,
-                omega_present,
-                "payload_cd0",
-                "omega_present",
-            )? {
-                __w.write_bits_be(u64::from(*__v), 16u32)
-                    .map_err(|e: __io::EncodeError| e.in_field("payload_cd0"))?;
-            }
+        if let ::std::option::Option::Some(__v) = __io::present(
+            &self.payload_cd0,
+            omega_present,
+            "payload_cd0",
+            "omega_present",
+        )? {
+            __w.write_bits_be(u64::from(*__v), 16u32)
+                .map_err(|e: __io::EncodeError| e.in_field("payload_cd0"))?;
         }
         'run: {
             'fast: {

@@ -225,7 +225,7 @@ impl Emitter<'_> {
 /// Groups `members` (in statement order) into runs of consecutive statements of the same
 /// kind. On the write side (`same_cond` false) a conditional member is a run of its own; on
 /// the read side consecutive members under the same condition make one run, read when the
-/// condition holds.
+/// condition holds (unless the condition reads the reader's state, which each field moves).
 fn runs(members: &[Member], same_cond: bool) -> Vec<&[Member]> {
     let cond_text = |m: &Member| m.cond.as_ref().map(ToString::to_string);
     let mut out = Vec::new();
@@ -233,8 +233,15 @@ fn runs(members: &[Member], same_cond: bool) -> Vec<&[Member]> {
     for i in 1..=members.len() {
         let split = i == members.len() || {
             let (a, b) = (&members[i - 1], &members[i]);
+            // A condition that reads the reader's state (`_io.pos`, `_io.eof`) may change
+            // from one field to the next: such fields stay runs of their own.
+            let reads_io = |m: &Member| {
+                m.cond
+                    .as_ref()
+                    .is_some_and(|c| c.clone().into_iter().any(|t| mentions_reader(&t)))
+            };
             let conds_split = if same_cond {
-                cond_text(a) != cond_text(b)
+                cond_text(a) != cond_text(b) || reads_io(a)
             } else {
                 a.cond.is_some() || b.cond.is_some()
             };
@@ -251,15 +258,24 @@ fn runs(members: &[Member], same_cond: bool) -> Vec<&[Member]> {
     out
 }
 
+/// True when the token `t` is or holds the reader `__r`.
+fn mentions_reader(t: &proc_macro2::TokenTree) -> bool {
+    match t {
+        proc_macro2::TokenTree::Ident(i) => i == "__r",
+        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| mentions_reader(&t)),
+        _ => false,
+    }
+}
+
 /// True when fusing `run` saves work or code: more than one bounds check (several fields,
-/// or an array), for bits more than one field or one under a condition (read from the
-/// run's table rather than written out field by field).
-fn worth_it(run: &[Member]) -> bool {
+/// or an array), for bits more than one field or, on the read side (`read`), one under a
+/// condition (read from the run's table rather than written out field by field).
+fn worth_it(run: &[Member], read: bool) -> bool {
     match run {
         [] => false,
         [one] => match one.unit {
             Unit::Bytes(ByteVal::Array(..)) | Unit::Varint => true,
-            Unit::Bits(_) => one.cond.is_some(),
+            Unit::Bits(_) => read && one.cond.is_some(),
             Unit::Bytes(_) => false,
         },
         [first, ..] => match first.unit {
@@ -409,7 +425,7 @@ fn table(run: &[Member]) -> TokenStream {
 /// group through `ByteReader::varint`.
 pub(super) fn fuse_reads(reads: &mut [TokenStream], members: &[Member]) {
     for run in runs(members, true) {
-        if !worth_it(run) {
+        if !worth_it(run, true) {
             continue;
         }
         let first = run[0].stmt;
@@ -580,7 +596,7 @@ fn bit_run_read(run: &[Member]) -> TokenStream {
 /// in one step, keeping the field-by-field statements as the fallback of bit runs.
 pub(super) fn fuse_writes(writes: &mut [TokenStream], members: &[Member]) {
     for run in runs(members, false) {
-        if !worth_it(run) {
+        if !worth_it(run, false) {
             continue;
         }
         // A run that may fail on write (an open enum's value may not fit) stays as it is.
