@@ -173,7 +173,12 @@ fn repeat_expr_until_and_eos() {
     let read = item_in_impl(&f, "Lists", "read_from");
     has(&read, "__r.check_count(num_items as i128, 2)");
     has(&read, "__r.read_u16be()");
-    has(&read, "__r.read_i16le()");
+    // The fixed arrays are one run: one table, decoded from one array.
+    has(
+        &read,
+        "__io::RunField::int(\"triple\", 2, true, false).times(3)",
+    );
+    has(&read, "i16::from_le_bytes([__b[0], __b[1]])");
     has(&read, "__r.take_until(0)");
     has(&read, "while !__r.is_eof()");
     has(&read, "__r.read_u32le()");
@@ -294,7 +299,10 @@ fn switch_on_enum_and_integer_with_default() {
         &item_in_impl(&f, "Line", "read_from"),
         "__r.node(\"a\", Point::read_from)?",
     );
-    has(&item_in_impl(&f, "Point", "read_from"), "__r.read_f32be()");
+    has(
+        &item_in_impl(&f, "Point", "read_from"),
+        "f32::from_be_bytes([__b[0], __b[1], __b[2], __b[3]])",
+    );
     has(
         &item_in_impl(&f, "SwitchDemoBody", "encoded_len"),
         "SwitchDemoBody::Line(__x) => __x.encoded_len()",
@@ -434,8 +442,10 @@ fn contents_and_valid_rules() {
         ["version", "level", "mode", "even", "ratio", "code"]
     );
     let read = item_in_impl(&f, "Checks", "read_from");
-    has(&read, "__r.expect(b\"SPk!\")");
-    has(&read, "__r.expect(b\"v1\")");
+    // Fixed contents are one run: compared in place, and named in the run's table.
+    has(&read, "__io::RunField::contents(\"magic\", b\"SPk!\")");
+    has(&read, "if __b[0..4] != b\"SPk!\"[..]");
+    has(&read, "__io::RunField::contents(\"version_text\", b\"v1\")");
     has(&read, "\"must equal 4\"");
     has(&read, "\"must be in -5..=10\"");
     has(&read, "\"must be one of mode::fast, mode::safe\"");
@@ -545,8 +555,9 @@ fn conditions_names_docs_and_sums() {
 
     let read = item_in_impl(&f, "Conditions", "read_from");
     has(&read, "__r.read_u32le()");
-    has(&read, "__r.read_u16be()");
-    has(&read, "__r.read_i64be()");
+    has(&read, "__io::RunField::int(\"type\", 2, false, true)");
+    has(&read, "__io::RunField::int(\"self\", 8, true, true)");
+    has(&read, "i64::from_be_bytes(");
     // A bit operation compared keeps the parentheses a reader expects; a cast needs none.
     has(
         &read,
@@ -631,9 +642,13 @@ fn enums_at_the_edges_of_their_types() {
     let read = item_in_impl(&f, "EnumsDemo", "read_from");
     has(
         &read,
-        "__io::known(__r.offset(), __r.read_i8(), \"temperature\", Temperature::from_i)",
+        "__io::RunField::enumerated(\"temperature\", (1, true, false), \"temperature\", |__v| Temperature::from_i(__v).map(Temperature::name), false)",
     );
-    has(&read, "__r.read_u64le()");
+    has(
+        &read,
+        "Temperature::from_i(i8::from_le_bytes([__b[0]]) as i128)",
+    );
+    has(&read, "u64::from_le_bytes(");
     has(
         &read,
         "if temperature == Temperature::Hot || temperature.to_i() < (-1_i128).wrapping_add(1_i128) {",
@@ -673,8 +688,9 @@ fn field_names_that_are_rust_words() {
     // `r` or `w` (a quaternion's w) do not shadow them.
     let read = item_in_impl(&f, "Names", "read_from");
     has(&read, "(__r: &mut __io::ByteReader<'_, T>)");
-    has(&read, "let r: u8 =");
-    has(&read, "let w: f32 =");
+    has(&read, "let (r, w, r#type, self_): (u8, f32, u8, u8) =");
+    has(&read, "let r = u8::from_le_bytes(");
+    has(&read, "let w = f32::from_le_bytes(");
     has(
         &read,
         "__r.take_sized((r as i128).wrapping_add(r#type as i128))",
@@ -768,8 +784,11 @@ fn bit_fields_offset_binary_varints_and_alignment() {
     assert_eq!(member_type(&f, "Bits", "n"), "::std::option::Option<u16>");
     assert_eq!(member_type(&f, "Bits", "groups"), "u64");
     let read = item_in_impl(&f, "Bits", "read_from");
-    has(&read, "__r.read_bits_be(22u32)");
-    has(&read, "from_offset_binary(__b, 22u32)");
+    has(&read, "__io::RunField::bits(\"code\", 22, true)");
+    has(
+        &read,
+        "from_offset_binary(__r.take_run_bits_be(22u32), 22u32)",
+    );
     // Kaitai Struct's rule: `tail` (a byte field after bits) and `align` start on a byte;
     // `groups` (bits after a byte field) does not realign.
     has(

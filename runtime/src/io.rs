@@ -539,13 +539,140 @@ impl TraceLeaf for () {
     }
 }
 
+/// What one field of a fixed run holds, in the table a generated reader passes to
+/// [`ByteReader::run`] and [`ByteReader::bit_run`]: enough to read the field on its own,
+/// trace it and report its error, so a run's field-by-field reading is data, not code.
+#[derive(Debug, Clone, Copy)]
+pub enum RunKind {
+    /// An integer of `bytes` (1, 2, 4 or 8) bytes, `signed` or not, big-endian when `be`.
+    Int {
+        /// Its size in bytes.
+        bytes: u8,
+        /// Two's complement when true.
+        signed: bool,
+        /// Big-endian when true, little-endian otherwise.
+        be: bool,
+    },
+    /// An `f4` (`bytes` 4) or `f8` (`bytes` 8), big-endian when `be`.
+    Float {
+        /// 4 or 8.
+        bytes: u8,
+        /// Big-endian when true.
+        be: bool,
+    },
+    /// An integer that stores an enum value.
+    Enum {
+        /// Its size in bytes.
+        bytes: u8,
+        /// Two's complement when true.
+        signed: bool,
+        /// Big-endian when true.
+        be: bool,
+        /// The enum's name, for `UnknownEnum`.
+        enum_name: &'static str,
+        /// The schema name of a listed value, `None` for an integer the enum does not list.
+        label: fn(i128) -> Option<&'static str>,
+        /// True for an open enum (an unlisted integer is kept, traced as `unlisted`);
+        /// false: an unlisted integer is an `UnknownEnum` error at the field's offset.
+        open: bool,
+    },
+    /// Fixed contents (a magic number), checked as [`ByteReader::expect`] does.
+    Contents(&'static [u8]),
+    /// A big-endian bit field of `width` (1 to 32) bits; `offset_binary`: the bits store
+    /// the value plus 2^(width-1), traced with both.
+    Bits {
+        /// 1 to 32.
+        width: u8,
+        /// True for an offset-binary field.
+        offset_binary: bool,
+    },
+}
+
+/// One field of a fixed run's table: its schema name, its kind, and its element count
+/// when it is a fixed-count array (its elements are traced and reported by index).
+#[derive(Debug, Clone, Copy)]
+pub struct RunField {
+    /// The field's name in the schema (`dt_ms`), as errors and traces name it.
+    pub name: &'static str,
+    /// `Some(n)`: an array of `n` values; `None`: one value.
+    pub count: Option<usize>,
+    /// What each value is.
+    pub kind: RunKind,
+}
+
+impl RunField {
+    /// One value of `kind`, named `name`.
+    pub const fn new(name: &'static str, kind: RunKind) -> Self {
+        Self {
+            name,
+            count: None,
+            kind,
+        }
+    }
+
+    /// An integer field (see [`RunKind::Int`]).
+    pub const fn int(name: &'static str, bytes: u8, signed: bool, be: bool) -> Self {
+        Self::new(name, RunKind::Int { bytes, signed, be })
+    }
+
+    /// A float field (see [`RunKind::Float`]).
+    pub const fn float(name: &'static str, bytes: u8, be: bool) -> Self {
+        Self::new(name, RunKind::Float { bytes, be })
+    }
+
+    /// An integer field that stores a value of enum `enum_name` (see [`RunKind::Enum`]).
+    pub const fn enumerated(
+        name: &'static str,
+        (bytes, signed, be): (u8, bool, bool),
+        enum_name: &'static str,
+        label: fn(i128) -> Option<&'static str>,
+        open: bool,
+    ) -> Self {
+        Self::new(
+            name,
+            RunKind::Enum {
+                bytes,
+                signed,
+                be,
+                enum_name,
+                label,
+                open,
+            },
+        )
+    }
+
+    /// A fixed `contents` field.
+    pub const fn contents(name: &'static str, bytes: &'static [u8]) -> Self {
+        Self::new(name, RunKind::Contents(bytes))
+    }
+
+    /// A big-endian bit field (see [`RunKind::Bits`]).
+    pub const fn bits(name: &'static str, width: u8, offset_binary: bool) -> Self {
+        Self::new(
+            name,
+            RunKind::Bits {
+                width,
+                offset_binary,
+            },
+        )
+    }
+
+    /// The same field as an array of `n` values.
+    pub const fn times(self, n: usize) -> Self {
+        Self {
+            count: Some(n),
+            ..self
+        }
+    }
+}
+
 /// Receives the structure of the data as a generated reader walks it: every field and list
 /// element is entered at its start offset and left at its end offset, leaves with their value.
 /// `statepack inspect` builds its tree this way; normal decoding uses [`NoTrace`], whose calls
 /// compile to nothing.
 pub trait Tracer {
     /// True for a tracer that records nothing ([`NoTrace`]): generated readers then read a
-    /// run of fixed-size fields in one step ([`ByteReader::take_run`]) instead of telling
+    /// run of fixed-size fields in one step ([`ByteReader::run`]) instead of telling
     /// the tracer about each field. `false` unless a tracer says otherwise.
     const SILENT: bool = false;
     /// A field or element starts at absolute byte `offset`.
@@ -1111,23 +1238,197 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         )
     }
 
-    /// Takes the next `N` bytes at once, for a generated reader that reads a run of
-    /// fixed-size fields in one step and decodes every field from the array. `None` (and
-    /// nothing consumed) when fewer than `N` bytes are left (in the current sized field) or
-    /// when the tracer records the structure (not [`Tracer::SILENT`]); the reader then reads
-    /// field by field, which reports the exact field and offset of a failure. One bounds
-    /// check per run instead of one per field. A value in the run that fails its check (an
-    /// unknown enum value, wrong `contents`) gives the bytes back with
-    /// [`ByteReader::rewind_run`] before reading field by field.
+    /// Takes the `N` bytes of a fixed run described by `fields` (the run's fields in order;
+    /// their sizes add up to `N`), for a generated reader that decodes every field of the
+    /// run from the array at constant offsets: one bounds check per run instead of one per
+    /// field.
+    ///
+    /// When the bytes are all there and the tracer is [`Tracer::SILENT`], this is the whole
+    /// work. Otherwise (the input ends inside the run, or a tracer records the structure)
+    /// the run is read field by field from the table, out of line: each field is traced
+    /// with its value as a field-by-field reader traces it, and the first field that fails
+    /// gives the error, with its name (and element index) and byte offset. The reader then
+    /// decodes the returned bytes, whose values the table's checks have passed.
+    ///
+    /// Errors: the first failing field's `UnexpectedEof`, `BadContents` or `UnknownEnum`.
     #[inline(always)]
-    pub fn take_run<const N: usize>(&mut self) -> Option<&'a [u8; N]> {
-        if !T::SILENT {
-            return None;
+    pub fn run<const N: usize>(&mut self, fields: &[RunField]) -> Result<&'a [u8; N], DecodeError> {
+        if T::SILENT {
+            let win: &'a [u8] = self.win;
+            if let Some(run) = win.get(self.pos..).and_then(<[u8]>::first_chunk::<N>) {
+                self.pos += N;
+                return Ok(run);
+            }
         }
+        self.run_slow(fields)
+    }
+
+    /// [`ByteReader::run`] field by field: traces and checks every field of the table, then
+    /// returns the run's bytes.
+    #[cold]
+    #[inline(never)]
+    fn run_slow<const N: usize>(
+        &mut self,
+        fields: &[RunField],
+    ) -> Result<&'a [u8; N], DecodeError> {
+        let start = self.pos;
+        self.run_fields(fields)?;
         let win: &'a [u8] = self.win;
-        let run = win.get(self.pos..)?.first_chunk::<N>()?;
-        self.pos += N;
-        Some(run)
+        match win.get(start..).and_then(<[u8]>::first_chunk::<N>) {
+            Some(run) => {
+                self.pos = start + N;
+                Ok(run)
+            }
+            None => Err(self.eof(N)),
+        }
+    }
+
+    /// The error of the fixed run of `n` bytes just taken with [`ByteReader::run`] whose
+    /// decoded values fail a check (an enum value the enum does not list, `contents` that
+    /// differ): the run is read again field by field from `fields`, from its first byte,
+    /// and the first failing field's error is returned, with its name and byte offset.
+    #[cold]
+    #[inline(never)]
+    pub fn run_fault(&mut self, n: usize, fields: &[RunField]) -> DecodeError {
+        self.pos = self.pos.saturating_sub(n);
+        match self.run_fields(fields) {
+            Err(e) => e,
+            Ok(()) => DecodeError::new(
+                self.offset(),
+                DecodeErrorKind::Semantic("a fixed run's values failed a check".to_owned()),
+            ),
+        }
+    }
+
+    /// Checks that a run of big-endian bit fields described by `fields`, `width` bits in
+    /// all, can be read with [`ByteReader::take_run_bits_be`], field after field.
+    ///
+    /// When the bits are all there and the tracer is [`Tracer::SILENT`], this is one
+    /// comparison. Otherwise the run is read field by field from the table, out of line:
+    /// each field is traced with its value, and the first field past the end of the input
+    /// gives the error with its name and byte offset; when every field is there, the reader
+    /// goes back to the run's first bit for the reads that follow.
+    ///
+    /// Errors: the first failing field's `UnexpectedEof`.
+    #[inline(always)]
+    pub fn bit_run(&mut self, width: u64, fields: &[RunField]) -> Result<(), DecodeError> {
+        if self.has_run_bits(width) {
+            return Ok(());
+        }
+        self.bit_run_slow(fields)
+    }
+
+    /// [`ByteReader::bit_run`] field by field.
+    #[cold]
+    #[inline(never)]
+    fn bit_run_slow(&mut self, fields: &[RunField]) -> Result<(), DecodeError> {
+        let m = self.mark();
+        self.run_fields(fields)?;
+        self.reset_to(m);
+        Ok(())
+    }
+
+    /// Reads the fields of a run table one by one, entering and leaving each (and each
+    /// element of a fixed-count array) with its value: the field-by-field reading of a run.
+    fn run_fields(&mut self, fields: &[RunField]) -> Result<(), DecodeError> {
+        for f in fields {
+            self.enter(PathSeg::Field(f.name));
+            match f.count {
+                None => {
+                    let v = self.run_value(&f.kind).map_err(|e| e.in_field(f.name))?;
+                    self.leave(Some(&v));
+                }
+                Some(n) => {
+                    for i in 0..n {
+                        self.enter(PathSeg::Index(i));
+                        let v = self
+                            .run_value(&f.kind)
+                            .map_err(|e| e.in_index(i).in_field(f.name))?;
+                        self.leave(Some(&v));
+                    }
+                    self.leave::<()>(None);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads one value of a run field as a field-by-field reader does, and gives it as the
+    /// tracer sees it.
+    fn run_value(&mut self, kind: &RunKind) -> Result<TraceValue, DecodeError> {
+        Ok(match *kind {
+            RunKind::Int { bytes, signed, be } => TraceValue::Int(self.run_int(bytes, signed, be)?),
+            RunKind::Float { bytes: 4, be } => {
+                TraceValue::F32(f32::from_bits(self.run_int(4, false, be)? as u32))
+            }
+            RunKind::Float { be, .. } => {
+                TraceValue::F64(f64::from_bits(self.run_int(8, false, be)? as u64))
+            }
+            RunKind::Enum {
+                bytes,
+                signed,
+                be,
+                enum_name,
+                label,
+                open,
+            } => {
+                let at = self.offset();
+                let value = self.run_int(bytes, signed, be)?;
+                match label(value) {
+                    Some(name) => TraceValue::Enum { name, value },
+                    None if open => TraceValue::Enum {
+                        name: "unlisted",
+                        value,
+                    },
+                    None => {
+                        return Err(DecodeError::new(
+                            at,
+                            DecodeErrorKind::UnknownEnum { enum_name, value },
+                        ))
+                    }
+                }
+            }
+            RunKind::Contents(c) => {
+                self.expect(c)?;
+                TraceValue::Bytes(c.to_vec())
+            }
+            RunKind::Bits {
+                width,
+                offset_binary,
+            } => {
+                let w = u32::from(width);
+                let raw = self.read_bits_be(w)?;
+                match (width, offset_binary) {
+                    (1, false) => TraceValue::Bool(raw != 0),
+                    (_, false) => TraceValue::Int(i128::from(raw)),
+                    (_, true) => {
+                        let value = crate::bits::from_offset_binary(raw, w);
+                        TraceValue::Coded {
+                            value: i128::from(value),
+                            code: crate::bits::to_offset_binary(value, w).unwrap_or(0),
+                            encoding: "offset binary",
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    /// Reads an integer of `bytes` (1 to 8) bytes. Errors: `UnexpectedEof`.
+    fn run_int(&mut self, bytes: u8, signed: bool, be: bool) -> Result<i128, DecodeError> {
+        let b = self.take(usize::from(bytes))?;
+        let push = |acc: u64, byte: &u8| (acc << 8) | u64::from(*byte);
+        let raw = if be {
+            b.iter().fold(0, push)
+        } else {
+            b.iter().rev().fold(0, push)
+        };
+        let unused = 64 - 8 * u32::from(bytes);
+        Ok(if signed {
+            i128::from(((raw << unused) as i64) >> unused)
+        } else {
+            i128::from(raw)
+        })
     }
 
     /// Sets the end of the readable range (absolute) and the window `buf[..end]` with it
@@ -1149,21 +1450,14 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         }
     }
 
-    /// Goes back to a position taken with [`ByteReader::mark`] in the same stream: a
-    /// generated reader whose fixed-run fast path failed reads the value again, field by
-    /// field, from its first byte (which reports the exact field and offset of the failure).
+    /// Goes back to a position taken with [`ByteReader::mark`] in the same stream: after
+    /// reading a run of bit fields one by one for a tracer ([`ByteReader::bit_run`]), to
+    /// read them again in one step; in the schema interpreter, to read a value again.
     #[cold]
     pub fn reset_to(&mut self, m: ReadMark) {
         self.pos = m.pos;
         self.bits = m.bits;
         self.nbits = m.nbits;
-    }
-
-    /// Gives back the `n` bytes of a run just taken with [`ByteReader::take_run`] (never
-    /// before the start of the input).
-    #[cold]
-    pub fn rewind_run(&mut self, n: usize) {
-        self.pos = self.pos.saturating_sub(n);
     }
 
     /// Takes a byte-aligned LEB128 varint (`-sp-varint: leb128` over `u1` groups) in one
@@ -1196,6 +1490,67 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         None
     }
 
+    /// Reads a byte-aligned `-sp-varint: leb128` field `name` (groups of one byte) that
+    /// has no condition: in one loop ([`ByteReader::take_varint`]) when it can, otherwise
+    /// (a tracer records the structure, or the groups are not a valid varint) out of line,
+    /// field by field: entered, then read as [`ByteReader::varint_groups`] reads it.
+    ///
+    /// Errors: those of [`ByteReader::varint_groups`].
+    #[inline(always)]
+    pub fn varint(&mut self, name: &'static str) -> Result<u64, DecodeError> {
+        if let Some(v) = self.take_varint() {
+            return Ok(v);
+        }
+        self.varint_slow(name)
+    }
+
+    /// [`ByteReader::varint`] group by group.
+    #[cold]
+    #[inline(never)]
+    fn varint_slow(&mut self, name: &'static str) -> Result<u64, DecodeError> {
+        self.enter(PathSeg::Field(name));
+        self.varint_groups(name, false)
+    }
+
+    /// Reads the groups of `-sp-varint: leb128` field `name` (already entered) one by one,
+    /// each traced as a list element with its byte, and leaves the field: its value. The
+    /// groups are bytes, or 8-bit big-endian bit fields when `bit_groups`.
+    ///
+    /// Errors: `UnexpectedEof` naming the group (`name[i]`); `Semantic` at the field's
+    /// offset for more than 64 value bits or a trailing zero group (not the shortest form).
+    pub fn varint_groups(
+        &mut self,
+        name: &'static str,
+        bit_groups: bool,
+    ) -> Result<u64, DecodeError> {
+        let start = self.offset();
+        let mut leb = crate::bits::Leb128Decoder::new();
+        let mut i = 0usize;
+        let value = loop {
+            self.enter(PathSeg::Index(i));
+            let g = if bit_groups {
+                self.read_bits_be(8).map(|b| b as u8)
+            } else {
+                self.read_u8()
+            }
+            .map_err(|e| e.in_index(i).in_field(name))?;
+            self.leave(Some(&g));
+            match leb.push(g) {
+                Ok(Some(v)) => break v,
+                Ok(None) => i += 1,
+                Err(fault) => {
+                    return Err(DecodeError::new(
+                        start,
+                        DecodeErrorKind::Semantic(fault.to_string()),
+                    )
+                    .in_field(name))
+                }
+            }
+        };
+        self.leave::<()>(None);
+        Ok(value)
+    }
+
     /// True when a run of bit fields `width` bits wide in total can be read in one step
     /// with [`ByteReader::take_run_bits_be`]: that many bits are left and the tracer is
     /// [`Tracer::SILENT`]. Otherwise the generated reader reads field by field.
@@ -1204,8 +1559,8 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         T::SILENT && width <= (self.end - self.pos) as u64 * 8 + u64::from(self.nbits)
     }
 
-    /// Reads one `width`-bit (1..=32) field of a run checked with
-    /// [`ByteReader::has_run_bits`]: the value [`ByteReader::read_bits_be`] gives, without a
+    /// Reads one `width`-bit (1..=32) field of a run checked with [`ByteReader::bit_run`]
+    /// (or [`ByteReader::has_run_bits`]): the value [`ByteReader::read_bits_be`] gives, without a
     /// bounds check of its own. Without that check first, a read past the input's last byte
     /// panics (an index out of bounds); never call it otherwise.
     #[inline(always)]
@@ -1798,10 +2153,9 @@ macro_rules! write_prim {
     )*};
 }
 
-/// Marks the code after it as rarely run: generated readers and writers call it first on
-/// the field-by-field fallback of a fixed run (input ending inside the run, a value that
-/// fails its check, a tracer), so the compiler lays out and allocates registers for the
-/// one-step path. Does nothing.
+/// Marks the code after it as rarely run: generated writers call it first on the
+/// field-by-field fallback of a run of bit fields (a value wider than its field), so the
+/// compiler lays out and allocates registers for the one-step path. Does nothing.
 #[cold]
 #[inline(never)]
 pub fn unlikely() {}
@@ -1839,15 +2193,6 @@ pub fn present<'a, T>(
         (false, None) => Ok(None),
         (holds, v) => Err(EncodeError::presence(name, condition, holds, v.is_some())),
     }
-}
-
-/// Runs `f` out of line, as rarely run code: a generated reader whose fixed run failed
-/// reads the whole value again field by field through it, so the inlined fast reader holds
-/// no field-by-field code. Returns what `f` returns.
-#[cold]
-#[inline(never)]
-pub fn cold<R>(f: impl FnOnce() -> R) -> R {
-    f()
 }
 
 /// The error of a bit field value wider than its field.

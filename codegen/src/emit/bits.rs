@@ -78,29 +78,8 @@ pub(crate) fn bits_leave(width: u8, offset_binary: bool) -> TokenStream {
 /// Kaitai Struct sees them) and combined into one `u64`. Refuses more than 64 value bits and a
 /// trailing zero group (not the shortest form), so decoding then encoding is the identity.
 pub(crate) fn varint_read(f: &Field, fid: &str) -> TokenStream {
-    let group = match f.kind {
-        FieldKind::Bits { .. } => quote!(__r.read_bits_be(8).map(|__b| __b as u8)),
-        _ => quote!(__r.read_u8()),
-    };
-    quote! {{
-        let __start = __r.offset();
-        let mut __leb = ::statepack_runtime::bits::Leb128Decoder::new();
-        let mut __i = 0usize;
-        let __value: u64 = loop {
-            __r.enter(__io::PathSeg::Index(__i));
-            let __g: u8 = #group.map_err(|e| e.in_index(__i).in_field(#fid))?;
-            __r.leave(Some(&__g));
-            match __leb.push(__g) {
-                Ok(Some(__v)) => break __v,
-                Ok(None) => __i += 1,
-                Err(__fault) => {
-                    return Err(__io::DecodeError::new(__start, __io::DecodeErrorKind::Semantic(__fault.to_string())).in_field(#fid));
-                }
-            }
-        };
-        __r.leave::<()>(None);
-        __value
-    }}
+    let bit_groups = matches!(f.kind, FieldKind::Bits { .. });
+    quote!({ __r.varint_groups(#fid, #bit_groups)? })
 }
 
 /// Writes a `-sp-varint: leb128` field from `__val: &u64`, shortest form, with the runtime's

@@ -560,6 +560,7 @@ impl Emitter<'_> {
             .filter(|_| !(is_contents && f.cond.is_some()));
         if let Some(unit) = run_unit.clone().filter(|_| !(keep_at && f.cond.is_some())) {
             read_runs.push(runs::Member {
+                name: fid.to_owned(),
                 stmt: reads.len() - 1,
                 id: id.clone(),
                 ty: full_ty.clone(),
@@ -685,7 +686,7 @@ impl Emitter<'_> {
                             while __list.len() < __n {
                                 let __i = __list.len();
                                 __r.enter(__io::PathSeg::Index(__i));
-                                #ti::read_into::<_, _, _, false>(__r, |__v| __list.push(__v)) #wrap_idx;
+                                #ti::read_into(__r, |__v| __list.push(__v)) #wrap_idx;
                                 __r.leave::<()>(None);
                             }
                             __list
@@ -726,7 +727,7 @@ impl Emitter<'_> {
                 // the list, as for a counted list.
                 let push = match self.in_place_elem(f, has_valid) {
                     Some(ti) => quote! {
-                        #ti::read_into::<_, _, _, false>(__r, |__v| __list.push(__v)) #wrap_idx;
+                        #ti::read_into(__r, |__v| __list.push(__v)) #wrap_idx;
                         __r.leave::<()>(None);
                     },
                     None => push_of(f, &body),
@@ -1064,6 +1065,7 @@ impl Emitter<'_> {
         };
         if let Some(unit) = run_unit {
             write_runs.push(runs::Member {
+                name: fid.to_owned(),
                 stmt: writes.len() - 1,
                 id: id.clone(),
                 ty: full_ty.clone(),

@@ -7,18 +7,21 @@
 //! field-by-field code checks that its bytes are left, reads them, advances the reader and
 //! tests a `Result`. A run instead
 //!
-//! - on read, takes the run's bytes from the reader at once ([`ByteReader::take_run`]; for
-//!   bits, [`ByteReader::has_run_bits`]), decodes every field from that one array at
-//!   constant offsets and checks the enum values and `contents`. When the bytes are not all
-//!   there, a check fails (the bytes are given back first), or a tracer is recording the
-//!   structure, it falls back to the field-by-field code, which reports the error with the
-//!   exact field path and byte offset it always did (or traces every field);
+//! - on read, takes the run's bytes from the reader at once ([`ByteReader::run`]; for
+//!   bits, [`ByteReader::bit_run`]), decodes every field from that one array at constant
+//!   offsets and checks the enum values and `contents`. The run's layout is written once
+//!   as code: beside it, the run's table (a constant of `RunField`s: each field's name and
+//!   kind) lets the runtime read the run field by field when the bytes are not all there
+//!   or a tracer records the structure, and, when a check fails, read it again
+//!   ([`ByteReader::run_fault`]) to report the error with the exact field path and byte
+//!   offset that field-by-field code reports;
 //! - on write, encodes every field into one array at constant offsets and appends it once
 //!   (for bits: checks every value against its width first, then appends them without
 //!   further checks, or falls back to the field-by-field code that names the failing field).
 //!
-//! [`ByteReader::take_run`]: statepack_runtime::io::ByteReader::take_run
-//! [`ByteReader::has_run_bits`]: statepack_runtime::io::ByteReader::has_run_bits
+//! [`ByteReader::run`]: statepack_runtime::io::ByteReader::run
+//! [`ByteReader::bit_run`]: statepack_runtime::io::ByteReader::bit_run
+//! [`ByteReader::run_fault`]: statepack_runtime::io::ByteReader::run_fault
 
 use super::{group, int_ty, Emitter};
 use crate::ir::*;
@@ -33,7 +36,7 @@ pub(super) enum ByteVal {
         bytes: u8,
         signed: bool,
         endian: Endian,
-        enum_ty: Option<(Ident, bool)>,
+        enum_ty: Option<(Ident, bool, String)>,
     },
     /// An `f4` / `f8`.
     Float { bytes: u8, endian: Endian },
@@ -75,6 +78,8 @@ pub(super) enum Unit {
 /// One field that can be part of a run, noted while its field-by-field code is emitted.
 #[derive(Debug, Clone)]
 pub(super) struct Member {
+    /// The field's name in the schema (`dt_ms`), as its errors and traces name it.
+    pub name: String,
     /// Index of the field's statement in the reader's (or writer's) statement list.
     pub stmt: usize,
     /// The local the reader binds (`kind`).
@@ -92,6 +97,16 @@ pub(super) struct Member {
     /// On the write side, the field's name and its condition's text, the arguments of
     /// `present` after the value and whether the condition holds.
     pub presence: TokenStream,
+}
+
+impl Member {
+    /// The byte value of a member of a byte run.
+    fn unit_bytes(&self) -> ByteVal {
+        match &self.unit {
+            Unit::Bytes(v) => v.clone(),
+            _ => unreachable!("a byte run holds byte fields"),
+        }
+    }
 }
 
 impl Emitter<'_> {
@@ -143,6 +158,7 @@ impl Emitter<'_> {
                         (
                             crate::names::type_ident(e),
                             self.open_enums.contains(e) && !f.strict,
+                            e.clone(),
                         )
                     }),
                 }),
@@ -207,16 +223,30 @@ impl Emitter<'_> {
 }
 
 /// Groups `members` (in statement order) into runs of consecutive statements of the same
-/// kind; a conditional member is a run of its own.
-fn runs(members: &[Member]) -> Vec<&[Member]> {
+/// kind. On the write side (`same_cond` false) a conditional member is a run of its own; on
+/// the read side consecutive members under the same condition make one run, read when the
+/// condition holds (unless the condition reads the reader's state, which each field moves).
+fn runs(members: &[Member], same_cond: bool) -> Vec<&[Member]> {
+    let cond_text = |m: &Member| m.cond.as_ref().map(ToString::to_string);
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..=members.len() {
         let split = i == members.len() || {
             let (a, b) = (&members[i - 1], &members[i]);
+            // A condition that reads the reader's state (`_io.pos`, `_io.eof`) may change
+            // from one field to the next: such fields stay runs of their own.
+            let reads_io = |m: &Member| {
+                m.cond
+                    .as_ref()
+                    .is_some_and(|c| c.clone().into_iter().any(|t| mentions_reader(&t)))
+            };
+            let conds_split = if same_cond {
+                cond_text(a) != cond_text(b) || reads_io(a)
+            } else {
+                a.cond.is_some() || b.cond.is_some()
+            };
             b.stmt != a.stmt + 1
-                || a.cond.is_some()
-                || b.cond.is_some()
+                || conds_split
                 || std::mem::discriminant(&a.unit) != std::mem::discriminant(&b.unit)
                 || matches!(a.unit, Unit::Varint)
         };
@@ -228,15 +258,28 @@ fn runs(members: &[Member]) -> Vec<&[Member]> {
     out
 }
 
-/// True when fusing `run` saves work: more than one bounds check (several fields, or an
-/// array), and for bits more than one field.
-fn worth_it(run: &[Member]) -> bool {
+/// True when the token `t` is or holds the reader `__r`.
+fn mentions_reader(t: &proc_macro2::TokenTree) -> bool {
+    match t {
+        proc_macro2::TokenTree::Ident(i) => i == "__r",
+        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| mentions_reader(&t)),
+        _ => false,
+    }
+}
+
+/// True when fusing `run` saves work or code: more than one bounds check (several fields,
+/// or an array), for bits more than one field or, on the read side (`read`), one under a
+/// condition (read from the run's table rather than written out field by field).
+fn worth_it(run: &[Member], read: bool) -> bool {
     match run {
         [] => false,
-        [one] => matches!(one.unit, Unit::Bytes(ByteVal::Array(..)) | Unit::Varint),
+        [one] => match one.unit {
+            Unit::Bytes(ByteVal::Array(..)) | Unit::Varint => true,
+            Unit::Bits(_) => read && one.cond.is_some(),
+            Unit::Bytes(_) => false,
+        },
         [first, ..] => match first.unit {
-            Unit::Bytes(_) => true,
-            Unit::Bits(_) => run.len() > 1,
+            Unit::Bytes(_) | Unit::Bits(_) => true,
             Unit::Varint => false,
         },
     }
@@ -268,10 +311,13 @@ fn number_from(v: &ByteVal, off: usize) -> TokenStream {
     quote!(#ty::#from([#(__b[#idx]),*]))
 }
 
-/// The statements decoding member `m` at `off` into `m.id` inside the fast block, breaking
-/// out of `'fast` when a check fails.
+/// The statements decoding member `m` at `off` of the run array `__b` into `m.id`;
+/// `fail` returns the run's error (a value that fails its check).
 fn fast_read(m: &Member, v: &ByteVal, off: usize, fail: &TokenStream) -> TokenStream {
     let id = &m.id;
+    if let Some(value) = plain_value(v, off) {
+        return quote!(let #id = #value;);
+    }
     match v {
         ByteVal::Contents(c) => {
             let end = lit(off + c.len());
@@ -283,81 +329,119 @@ fn fast_read(m: &Member, v: &ByteVal, off: usize, fail: &TokenStream) -> TokenSt
             }
         }
         ByteVal::Int {
-            enum_ty: Some((e, open)),
+            enum_ty: Some((e, _, _)),
             ..
         } => {
             let raw = number_from(v, off);
-            if *open {
-                quote!(let #id = #e::from_i_open(#raw as i128);)
-            } else {
-                quote! {
-                    let ::std::option::Option::Some(#id) = #e::from_i(#raw as i128) else { #fail };
-                }
+            quote! {
+                let ::std::option::Option::Some(#id) = #e::from_i(#raw as i128) else { #fail };
             }
         }
-        ByteVal::Int { .. } | ByteVal::Float { .. } => {
+        _ => unreachable!("numbers and arrays are plain values"),
+    }
+}
+
+/// The expression of a value at `off` of `__b` that needs no check: a number, an open
+/// enum, an array of numbers. `None` for a closed enum or `contents`.
+fn plain_value(v: &ByteVal, off: usize) -> Option<TokenStream> {
+    Some(match v {
+        ByteVal::Contents(_)
+        | ByteVal::Int {
+            enum_ty: Some((_, false, _)),
+            ..
+        } => return None,
+        ByteVal::Int {
+            enum_ty: Some((e, true, _)),
+            ..
+        } => {
             let raw = number_from(v, off);
-            quote!(let #id = #raw;)
+            quote!(#e::from_i_open(#raw as i128))
         }
+        ByteVal::Int { .. } | ByteVal::Float { .. } => number_from(v, off),
         ByteVal::Array(n, e) => {
             let step = e.len();
             let items = (0..*n).map(|i| number_from(e, off + i * step));
-            quote!(let #id = [#(#items),*];)
+            quote!([#(#items),*])
+        }
+    })
+}
+
+/// The entry of a byte field `name` of kind `v` in its run's table
+/// (`statepack_runtime::io::RunField`): what the field-by-field reading of the run needs.
+fn table_entry(name: &str, v: &ByteVal) -> TokenStream {
+    match v {
+        ByteVal::Int {
+            bytes,
+            signed,
+            endian,
+            enum_ty,
+        } => {
+            let be = *endian == Endian::Be;
+            let b = Literal::u8_unsuffixed(*bytes);
+            match enum_ty {
+                None => quote!(__io::RunField::int(#name, #b, #signed, #be)),
+                Some((e, open, ename)) => quote! {
+                    __io::RunField::enumerated(#name, (#b, #signed, #be), #ename, |__v| #e::from_i(__v).map(#e::name), #open)
+                },
+            }
+        }
+        ByteVal::Float { bytes, endian } => {
+            let be = *endian == Endian::Be;
+            let b = Literal::u8_unsuffixed(*bytes);
+            quote!(__io::RunField::float(#name, #b, #be))
+        }
+        ByteVal::Contents(c) => {
+            let b = Literal::byte_string(c);
+            quote!(__io::RunField::contents(#name, #b))
+        }
+        ByteVal::Array(n, e) => {
+            let one = table_entry(name, e);
+            let n = lit(*n);
+            quote!(#one.times(#n))
         }
     }
 }
 
-/// How a fused run falls back when its fast read does not apply or fails.
-pub(super) struct RunFallback {
-    /// When the fast read is tried (`T::SILENT`: never while a tracer records each field).
-    pub guard: TokenStream,
-    /// Statements run when the fast read fails, before the run's field-by-field code: empty
-    /// (the run's fields are read one by one in place) or diverging (the whole value is read
-    /// again from its start by the type's out-of-line reader).
-    pub on_fail: TokenStream,
+/// The table of `run` (one entry per member), as the constant `__RUN`.
+fn table(run: &[Member]) -> TokenStream {
+    let entries = run.iter().map(|m| match &m.unit {
+        Unit::Bytes(v) => table_entry(&m.name, v),
+        Unit::Bits(b) => {
+            let name = &m.name;
+            let w = Literal::u8_unsuffixed(b.width);
+            let ob = b.offset_binary;
+            quote!(__io::RunField::bits(#name, #w, #ob))
+        }
+        Unit::Varint => unreachable!("a varint is not read from a table"),
+    });
+    quote!(const __RUN: &[__io::RunField] = &[#(#entries),*];)
 }
 
 /// Replaces the statements of every worthwhile run in `reads` by one that reads the run in
-/// one step where `fb.guard` holds, and keeps the field-by-field statements after it: the
-/// tracer's path, and the path of a failed fast read unless `fb.on_fail` diverges. Returns
-/// the number of runs fused.
-pub(super) fn fuse_reads(reads: &mut [TokenStream], members: &[Member], fb: &RunFallback) -> usize {
-    let mut fused = 0;
-    for run in runs(members) {
-        if !worth_it(run) {
+/// one step: a byte run takes its bytes with `ByteReader::run`, a bit run checks its bits
+/// with `ByteReader::bit_run`, both given the run's table, which read the run field by
+/// field out of line (for a tracer, or to report the failing field), so the field-by-field
+/// statements are dropped; a byte-aligned varint likewise reads in one loop or group by
+/// group through `ByteReader::varint`.
+pub(super) fn fuse_reads(reads: &mut [TokenStream], members: &[Member]) {
+    for run in runs(members, true) {
+        if !worth_it(run, true) {
             continue;
         }
-        fused += 1;
         let first = run[0].stmt;
-        let slow: Vec<TokenStream> = run
-            .iter()
-            .map(|m| std::mem::take(&mut reads[m.stmt]))
-            .collect();
-        let (names, _) = bound(run);
-        let names = tuple(&names);
-        let tail = quote!(#(#slow)* #names);
+        for m in run {
+            reads[m.stmt] = TokenStream::new();
+        }
         reads[first] = match &run[0].unit {
-            Unit::Bytes(_) => byte_run_read(run, &tail, fb),
-            Unit::Bits(_) => bit_run_read(run, &tail, fb),
+            Unit::Bytes(_) => byte_run_read(run),
+            Unit::Bits(_) => bit_run_read(run),
             Unit::Varint => {
                 let id = &run[0].id;
-                let RunFallback { guard, on_fail } = fb;
-                quote! {
-                    let #id: u64 = 'run: {
-                        if #guard {
-                            if let ::std::option::Option::Some(__v) = __r.take_varint() {
-                                break 'run __v;
-                            }
-                            __io::unlikely();
-                            #on_fail
-                        }
-                        #tail
-                    };
-                }
+                let name = &run[0].name;
+                quote!(let #id: u64 = __r.varint(#name)?;)
             }
         };
     }
-    fused
 }
 
 /// `(a, b)` for several items, `a` for one (no parentheses a lint would flag).
@@ -388,8 +472,7 @@ fn bound(run: &[Member]) -> (Vec<TokenStream>, Vec<TokenStream>) {
     (names, tys)
 }
 
-fn byte_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenStream {
-    let RunFallback { guard, on_fail } = fb;
+fn byte_run_read(run: &[Member]) -> TokenStream {
     let total: usize = run
         .iter()
         .map(|m| match &m.unit {
@@ -398,8 +481,8 @@ fn byte_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenS
         })
         .sum();
     let n = lit(total);
-    // A check that fails gives the run's bytes back and reads field by field.
-    let fail = quote!({ __r.rewind_run(#n); break 'fast; });
+    // A check that fails reads the run again field by field for its error.
+    let fail = quote!(return Err(__r.run_fault(#n, __RUN)););
     let mut off = 0;
     let mut body = Vec::new();
     let mut ats = Vec::new();
@@ -414,33 +497,41 @@ fn byte_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenS
         }
         off += v.len();
     }
+    let table = table(run);
     let (names, tys) = bound(run);
     let (names, tys) = (tuple(&names), tuple(&tys));
-    if let [m] = run {
-        if let Some(c) = &m.cond {
-            // One conditional field: the condition decides first, as field by field.
-            let id = &m.id;
-            return quote! {
-                let #names: #tys = 'run: {
-                    if #c {
-                        if #guard {
-                            'fast: {
-                                let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
-                                #(#body)*
-                                #(#ats)*
-                                break 'run Some(#id);
-                            }
-                            __io::unlikely();
-                            #on_fail
-                        }
-                    } else {
-                        break 'run None;
-                    }
-                    #tail
-                };
+    let take = quote! {
+        #table
+        let __b = __r.run::<#n>(__RUN)?;
+    };
+    if let [m @ Member { at: None, .. }] = run {
+        // One value without a check: the block's value (no binding returned at once).
+        if let Some(value) = plain_value(&m.unit_bytes(), 0) {
+            let value = match &m.cond {
+                Some(_) => quote!(Some(#value)),
+                None => value,
+            };
+            let read = quote!({ #take #value });
+            return match &m.cond {
+                Some(c) => quote!(let #names: #tys = if #c #read else { None };),
+                None => quote!(let #names: #tys = #read;),
             };
         }
     }
+    let read = quote! {
+        #take
+        #(#body)*
+        #(#ats)*
+    };
+    bind_run(run, read)
+}
+
+/// The statement binding the members of `run` (and their kept offsets) from `read`, the
+/// statements that bind each: under the run's condition, if it has one, each member an
+/// `Option` (the condition decides first, as field by field).
+fn bind_run(run: &[Member], read: TokenStream) -> TokenStream {
+    let (names, tys) = bound(run);
+    let (names, tys) = (tuple(&names), tuple(&tys));
     // A run of many members leaves their types to their reads (a tuple type of that many
     // members is one long annotation).
     let ann = if run.len() > 8 {
@@ -448,20 +539,20 @@ fn byte_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenS
     } else {
         quote!(: #tys)
     };
-    quote! {
-        let #names #ann = 'run: {
-            if #guard {
-                'fast: {
-                    let ::std::option::Option::Some(__b) = __r.take_run::<#n>() else { break 'fast; };
-                    #(#body)*
-                    #(#ats)*
-                    break 'run #names;
-                }
-                __io::unlikely();
-                #on_fail
-            }
-            #tail
-        };
+    match &run[0].cond {
+        Some(c) => {
+            let somes: Vec<TokenStream> = run
+                .iter()
+                .map(|m| {
+                    let id = &m.id;
+                    quote!(Some(#id))
+                })
+                .collect();
+            let nones: Vec<TokenStream> = run.iter().map(|_| quote!(None)).collect();
+            let (somes, nones) = (tuple(&somes), tuple(&nones));
+            quote!(let #names #ann = if #c { #read #somes } else { #nones };)
+        }
+        None => quote!(let #names #ann = { #read #names };),
     }
 }
 
@@ -477,8 +568,7 @@ fn bit_read_value(b: &BitVal) -> TokenStream {
     }
 }
 
-fn bit_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenStream {
-    let RunFallback { guard, on_fail } = fb;
+fn bit_run_read(run: &[Member]) -> TokenStream {
     let mut total: u64 = 0;
     let mut body = Vec::new();
     for m in run {
@@ -491,28 +581,22 @@ fn bit_run_read(run: &[Member], tail: &TokenStream, fb: &RunFallback) -> TokenSt
         let v = bit_read_value(b);
         body.push(quote!(#at let #id = #v;));
     }
-    let (names, tys) = bound(run);
-    let (names, tys) = (tuple(&names), tuple(&tys));
-    quote! {
-        let #names: #tys = 'run: {
-            if #guard {
-                if __r.has_run_bits(#total) {
-                    #(#body)*
-                    break 'run #names;
-                }
-                __io::unlikely();
-                #on_fail
-            }
-            #tail
-        };
-    }
+    let table = table(run);
+    bind_run(
+        run,
+        quote! {
+            #table
+            __r.bit_run(#total, __RUN)?;
+            #(#body)*
+        },
+    )
 }
 
 /// Replaces the statements of every worthwhile run in `writes` by one that writes the run
 /// in one step, keeping the field-by-field statements as the fallback of bit runs.
 pub(super) fn fuse_writes(writes: &mut [TokenStream], members: &[Member]) {
-    for run in runs(members) {
-        if !worth_it(run) {
+    for run in runs(members, false) {
+        if !worth_it(run, false) {
             continue;
         }
         // A run that may fail on write (an open enum's value may not fit) stays as it is.
@@ -520,7 +604,7 @@ pub(super) fn fuse_writes(writes: &mut [TokenStream], members: &[Member]) {
             matches!(
                 &m.unit,
                 Unit::Bytes(ByteVal::Int {
-                    enum_ty: Some((_, true)),
+                    enum_ty: Some((_, true, _)),
                     ..
                 })
             )

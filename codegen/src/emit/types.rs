@@ -83,27 +83,11 @@ impl Emitter<'_> {
             );
         }
         // A plain type (no params, instances, positions or computed byte order) has one
-        // reader body, `read_into`: a fixed run that fails reads the whole value again from
-        // its first byte through the same body with its fast reads off (out of line, through
-        // `io::cold`), so the inlined fast reader holds no field-by-field code. Another type's
-        // failed run reads its own fields one by one in place. Either way a tracer takes the
-        // field-by-field statements (the guard folds away for the silent reader).
+        // reader body, `read_into`. Every fused run reads its bytes in one step and, for a
+        // tracer or a failure, its fields one by one from the run's table in the runtime
+        // (`ByteReader::run`), so no reader holds a field-by-field copy of a run.
         let whole_fallback = self.plain_reader(t);
-        let fb = if whole_fallback {
-            runs::RunFallback {
-                guard: quote!(!__SLOW && T::SILENT),
-                on_fail: quote! {
-                    __r.reset_to(__mark);
-                    return __io::cold(move || Self::read_into::<T, _, _, true>(__r, __put));
-                },
-            }
-        } else {
-            runs::RunFallback {
-                guard: quote!(T::SILENT),
-                on_fail: quote!(),
-            }
-        };
-        let fused = runs::fuse_reads(&mut reads, &read_runs, &fb);
+        runs::fuse_reads(&mut reads, &read_runs);
         runs::fuse_writes(&mut writes, &write_runs);
         writes.extend(pos_writes);
         let write_pre = used_binds(write_pre, &writes);
@@ -166,11 +150,8 @@ impl Emitter<'_> {
         );
         let bitfield_conv = self.bitfield_view(t, &name);
         let root_api = Self::root_api(t, &name, is_root);
-        let (read_inline, read_body, read_into) = Self::reader_bodies(
-            (&reads, &post_read_checks, &ctor),
-            whole_fallback,
-            fused > 0,
-        );
+        let (read_inline, read_body, read_into) =
+            Self::reader_bodies((&reads, &post_read_checks, &ctor), whole_fallback);
         let writer = if ctx_write_args.is_empty() {
             quote! {
                 #[doc = " Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field."]
@@ -338,14 +319,12 @@ impl Emitter<'_> {
     /// The body of `read_from` and the items beside it. For a `whole_fallback` type,
     /// `read_from` calls `read_into`, the one reader body, which hands the value to a closure
     /// (lists push it straight into the list: returning it through a `Result` made LLVM
-    /// build it in a stack slot and copy it, measured 2x slower in the SNAP decode bench),
-    /// and, when it has fused runs (`fused`), calls itself out of line with the fast reads
-    /// off (through `io::cold`) when a run fails. Else `read_from` holds the statements. `parts`: the reader's
-    /// statements, the checks after the fields and the constructor's entries.
+    /// build it in a stack slot and copy it, measured 2x slower in the SNAP decode bench).
+    /// Else `read_from` holds the statements. `parts`: the reader's statements, the checks
+    /// after the fields and the constructor's entries.
     pub(super) fn reader_bodies(
         parts: (&[TokenStream], &[TokenStream], &[TokenStream]),
         whole_fallback: bool,
-        fused: bool,
     ) -> (TokenStream, TokenStream, TokenStream) {
         let (reads, post_read_checks, ctor) = parts;
         if !whole_fallback {
@@ -356,18 +335,12 @@ impl Emitter<'_> {
             };
             return (quote!(), body, quote!());
         }
-        let mark = if fused {
-            quote!(let __mark = __r.mark();)
-        } else {
-            quote!()
-        };
-        // The fast reader is small and called from the enclosing reader's list loops:
-        // inlining it keeps an element read inside its loop.
+        // The reader is small and called from the enclosing reader's list loops: inlining
+        // it keeps an element read inside its loop.
         let into = quote! {
-            #[doc = " As [`Self::read_from`], handing the value to `__put` (not called on an error); `__SLOW`: field by field."]
+            #[doc = " As [`Self::read_from`], handing the value to `__put` (not called on an error)."]
             #[inline(always)]
-            pub fn read_into<T: __io::Tracer, __R, __F: FnOnce(Self) -> __R, const __SLOW: bool>(__r: &mut __io::ByteReader<'_, T>, __put: __F) -> Result<__R, __io::DecodeError> {
-                #mark
+            pub fn read_into<T: __io::Tracer, __R, __F: FnOnce(Self) -> __R>(__r: &mut __io::ByteReader<'_, T>, __put: __F) -> Result<__R, __io::DecodeError> {
                 #(#reads)*
                 #(#post_read_checks)*
                 Ok(__put(Self { #(#ctor,)* }))
@@ -375,7 +348,7 @@ impl Emitter<'_> {
         };
         (
             quote!(#[inline(always)]),
-            quote!(Self::read_into::<T, Self, _, false>(__r, |__v| __v)),
+            quote!(Self::read_into(__r, |__v| __v)),
             into,
         )
     }
