@@ -971,7 +971,7 @@ impl EntityBlob {
         };
         let type_index: ::std::option::Option<u64> = if full {
             __r.enter(__io::PathSeg::Field("type_index"));
-            Some({ __r.varint_groups("type_index", true)? })
+            Some(__r.varint_groups("type_index", true)?)
         } else {
             None
         };

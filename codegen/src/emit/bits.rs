@@ -79,7 +79,7 @@ pub(crate) fn bits_leave(width: u8, offset_binary: bool) -> TokenStream {
 /// trailing zero group (not the shortest form), so decoding then encoding is the identity.
 pub(crate) fn varint_read(f: &Field, fid: &str) -> TokenStream {
     let bit_groups = matches!(f.kind, FieldKind::Bits { .. });
-    quote!({ __r.varint_groups(#fid, #bit_groups)? })
+    quote!(__r.varint_groups(#fid, #bit_groups)?)
 }
 
 /// Writes a `-sp-varint: leb128` field from `__val: &u64`, shortest form, with the runtime's
