@@ -184,6 +184,9 @@ fn inlinable(s: &Schema) -> HashSet<String> {
 /// Luau allows 200 per function, the rest of the module's top level uses a few.
 const MAX_MODULE_LOCALS: usize = 180;
 
+/// The most fields a type read flat may have (each takes a local; see `Emitter::flat`).
+const MAX_FLAT_FIELDS: usize = 16;
+
 /// Luau name of a user type's table.
 fn ty(name: &str) -> String {
     format!("M.{}", camel(name))
@@ -562,6 +565,9 @@ impl<'a> Emitter<'a> {
     /// The statements of `t`'s read function before its `return v`, one tab in: they read
     /// a value of `t` from reader `r` into a new table `v`.
     fn read_body(&mut self, t: &'a TypeDef) -> String {
+        if self.flat(t) {
+            return self.flat_body(t);
+        }
         // What a list's loop asked of its element (see `elem_pos`, `elem_sums`).
         let shared_pos = std::mem::take(&mut self.elem_pos);
         let elem_slot = std::mem::take(&mut self.elem_slot) && shared_pos;
@@ -799,6 +805,161 @@ impl<'a> Emitter<'a> {
         self.case_pos = saved_case_pos;
         self.case_slot = saved_case_slot;
         *self.pending_enum.borrow_mut() = saved_pending;
+        o
+    }
+
+    /// Whether `t`, written out where it is read (not its own `read` function), is read
+    /// flat (see [`Self::flat_body`]): no params, instances, computed byte order, bit fields
+    /// or `_sizeof`, at most [`MAX_FLAT_FIELDS`] fields, each a plain little-endian number
+    /// or a short fixed array of them, without an enum, read in place, with a `valid` rule
+    /// and an `if` (if any) that use neither the stream nor anything but the type's own
+    /// fields.
+    fn flat(&self, t: &TypeDef) -> bool {
+        let mut ids = HashSet::new();
+        !self.has_bits
+            && !self.sizeof_used
+            && self.inlining.last() == Some(&t.name)
+            && t.params.is_empty()
+            && t.instances.is_empty()
+            && t.endian_switch.is_none()
+            && !t.fields.is_empty()
+            && t.fields.len() <= MAX_FLAT_FIELDS
+            && self.elem_sums.is_empty()
+            && t.fields.iter().all(|f| {
+                ids.insert(f.id.as_str())
+                    && flat_size(f).is_some()
+                    && self.valid_in_run(t, f)
+                    && f.cond.as_ref().is_none_or(|c| {
+                        stream_free(t, &c.src)
+                            && !c
+                                .src
+                                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                                .any(|w| w.starts_with('_'))
+                    })
+            })
+    }
+
+    /// The statements of a flat read of `t` (see [`Self::flat`]) that leave its value in
+    /// `v`, as the body of a hand-written reader would: each value read into a local, one
+    /// test of the bytes left for all the fields without `if` (at the start), one per
+    /// conditional field for its own bytes and those of the fields without `if` after it,
+    /// reads at constant offsets from `__p`, then the value's table made in one
+    /// constructor. A test that fails takes the reader back to the value's first byte and
+    /// calls the type's own `read` function, which reads the same bytes field by field and
+    /// so raises the error the failed test foresaw (with the field's path and offset): on
+    /// the same bytes it takes the same branches and needs at least the bytes tested.
+    fn flat_body(&mut self, t: &'a TypeDef) -> String {
+        let shared_pos = std::mem::take(&mut self.elem_pos);
+        self.elem_slot = false;
+        self.elem_byte = false;
+        let saved_locals = std::mem::replace(
+            &mut self.field_locals,
+            t.fields
+                .iter()
+                .map(|f| (f.id.clone(), format!("__f_{}", f.id)))
+                .collect(),
+        );
+        let saved_of = self.locals_of.replace(t.name.clone());
+        let mut o = String::new();
+        if !self.buf_in_scope {
+            o.push_str("\tlocal __buf, __lim = r.buf, r.limit\n");
+        }
+        if !shared_pos {
+            o.push_str("\tlocal __p = r.pos\n");
+        }
+        o.push_str("\tlocal __s0 = __p\n");
+        let conds: Vec<String> = t
+            .fields
+            .iter()
+            .filter(|f| f.cond.is_some())
+            .map(|f| format!("__f_{}", f.id))
+            .collect();
+        if !conds.is_empty() {
+            let _ = writeln!(o, "\tlocal {}", conds.join(", "));
+        }
+        // Bytes of the fields without `if` from field `i` on.
+        let plain_from = |i: usize| -> u32 {
+            t.fields[i..]
+                .iter()
+                .filter(|f| f.cond.is_none())
+                .filter_map(flat_size)
+                .map(|(k, w)| k * w)
+                .sum()
+        };
+        let read_fn = self.read_fn(&t.name);
+        let short = |need: u32, i0: &str| {
+            format!("{i0}if __lim - __p < {need} then\n{i0}\tr.pos = __s0\n{i0}\t{read_fn}(r)\n{i0}end\n")
+        };
+        let need = plain_from(0);
+        if need > 0 {
+            o.push_str(&short(need, "\t"));
+        }
+        let mut off = 0u32;
+        for (i, f) in t.fields.iter().enumerate() {
+            let Some((k, w)) = flat_size(f) else { continue };
+            let l = format!("__f_{}", f.id);
+            let call = fast_call(f);
+            let (i0, d) = match &f.cond {
+                Some(c) => {
+                    if off > 0 {
+                        let _ = writeln!(o, "\t__p += {off}");
+                        off = 0;
+                    }
+                    match self.ex(t, c, "r", None, None) {
+                        Ok((c, _)) => {
+                            let _ = writeln!(o, "\tif {c} then");
+                        }
+                        Err(m) => self.diag(f.pos, &f.key_path, m),
+                    }
+                    o.push_str(&short(k * w + plain_from(i + 1), "\t\t"));
+                    ("\t\t", 2)
+                }
+                None => ("\t", 1),
+            };
+            let decl = if f.cond.is_some() { "" } else { "local " };
+            let at = plus("__p", off);
+            if matches!(f.repeat, Repeat::None) {
+                let _ = writeln!(o, "{i0}{decl}{l} = buffer.{call}(__buf, {at})");
+            } else {
+                let items: Vec<String> = (0..k)
+                    .map(|j| format!("buffer.{call}(__buf, {})", plus("__p", off + j * w)))
+                    .collect();
+                let _ = writeln!(o, "{i0}{decl}{l} = {{ {} }}", items.join(", "));
+            }
+            if f.valid.is_some() {
+                let fname = lua_str(f.id.as_bytes());
+                match self.valid_check(t, f, "r", &l, &at, &fname, None, d + 1) {
+                    Ok(code) => {
+                        let _ = write!(o, "{i0}do\n{code}{i0}end\n");
+                    }
+                    Err(m) => self.diag(f.pos, &f.key_path, m),
+                }
+            }
+            off += k * w;
+            if f.cond.is_some() {
+                let _ = writeln!(o, "\t\t__p += {off}\n\tend");
+                off = 0;
+            }
+        }
+        if off > 0 {
+            let _ = writeln!(o, "\t__p += {off}");
+        }
+        let members: Vec<String> = t
+            .fields
+            .iter()
+            .map(|f| format!(", {} = __f_{}", lua_key(&f.id), f.id))
+            .collect();
+        let _ = writeln!(
+            o,
+            "\tlocal v = {{ __type = {}{} }}",
+            lua_str(t.name.as_bytes()),
+            members.concat()
+        );
+        if !shared_pos {
+            o.push_str("\tr.pos = __p\n");
+        }
+        self.field_locals = saved_locals;
+        self.locals_of = saved_of;
         o
     }
 
@@ -2297,6 +2458,32 @@ fn index_slot(f: &Field, r: &str, i0: &str) -> (String, String) {
         )
     } else {
         (format!("{i0}\tS.enter({r}, list)\n"), String::new())
+    }
+}
+
+/// The element count and width of a field a flat read takes (see `Emitter::flat`): a plain
+/// little-endian number without an enum (1 element), or a fixed array of 1 to 32 of them
+/// without a `valid` rule; read in place, not LEB128 nor processed, not a `-sp-sum-of`.
+fn flat_size(f: &Field) -> Option<(u32, u32)> {
+    if f.at.is_some() || f.sum_of.is_some() || f.term.is_some() {
+        return None;
+    }
+    if !matches!(
+        f.kind,
+        FieldKind::Int {
+            enum_name: None,
+            ..
+        } | FieldKind::Float { .. }
+    ) {
+        return None;
+    }
+    match &f.repeat {
+        Repeat::None => Some((1, fast_number_width(f)?)),
+        Repeat::Expr(e) => match e.expr {
+            crate::expr::Expr::Int(k @ 1..=32) => Some((k as u32, fast_elem_width(f)?)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
