@@ -47,6 +47,7 @@ pub fn emit(s: &Schema) -> Result<String, Vec<Diag>> {
         case_slot: false,
         defer_enum: None,
         elem_byte: false,
+        flat_slot: None,
         pending_enum: std::cell::RefCell::new(None),
     };
     let out = e.module();
@@ -107,6 +108,11 @@ struct Emitter<'a> {
     /// `__p < __lim`) for the element read next: at least one byte is left where that
     /// element's body starts, so a first run of one byte needs no test. Taken by the body.
     elem_byte: bool,
+    /// Set by a switch's case that sets the path's slot (see `elem_slot`) when the case's
+    /// type is read flat (see `Emitter::flat`): the segment (a Luau string) that the flat
+    /// body puts into `__path[__pd]` only on its way to an error, instead of the case
+    /// setting and clearing it around every value. Taken by the body.
+    flat_slot: Option<String>,
     /// That check once the run left it: made by the switch's no-case branch, the only one
     /// a value outside the enum reaches (see [`PendingEnum`]).
     pending_enum: std::cell::RefCell<Option<PendingEnum>>,
@@ -839,6 +845,24 @@ impl<'a> Emitter<'a> {
             })
     }
 
+    /// Whether a value of type `tn` read here (without arguments) is written out in place
+    /// and read flat (see [`Self::call_read`], [`Self::flat`]).
+    fn inlined_flat(&mut self, tn: &str) -> bool {
+        let Some(t) = self.s.type_def(tn) else {
+            return false;
+        };
+        if !self.inline.contains(tn)
+            || self.inlining.len() >= MAX_INLINE_DEPTH
+            || self.inlining.iter().any(|n| n == tn)
+        {
+            return false;
+        }
+        self.inlining.push(tn.to_owned());
+        let flat = self.flat(t);
+        self.inlining.pop();
+        flat
+    }
+
     /// The statements of a flat read of `t` (see [`Self::flat`]) that leave its value in
     /// `v`, as the body of a hand-written reader would: each value read into a local, one
     /// test of the bytes left for all the fields without `if` (at the start), one per
@@ -850,6 +874,10 @@ impl<'a> Emitter<'a> {
     /// the same bytes it takes the same branches and needs at least the bytes tested.
     fn flat_body(&mut self, t: &'a TypeDef) -> String {
         let shared_pos = std::mem::take(&mut self.elem_pos);
+        let set_slot = match self.flat_slot.take() {
+            Some(seg) => format!("__path[__pd] = {seg}; "),
+            None => String::new(),
+        };
         self.elem_slot = false;
         self.elem_byte = false;
         let saved_locals = std::mem::replace(
@@ -888,7 +916,7 @@ impl<'a> Emitter<'a> {
         };
         let read_fn = self.read_fn(&t.name);
         let short = |need: u32, i0: &str| {
-            format!("{i0}if __lim - __p < {need} then\n{i0}\tr.pos = __s0\n{i0}\t{read_fn}(r)\n{i0}end\n")
+            format!("{i0}if __lim - __p < {need} then\n{i0}\t{set_slot}r.pos = __s0\n{i0}\t{read_fn}(r)\n{i0}end\n")
         };
         let need = plain_from(0);
         if need > 0 {
@@ -930,6 +958,7 @@ impl<'a> Emitter<'a> {
                 let fname = lua_str(f.id.as_bytes());
                 match self.valid_check(t, f, "r", &l, &at, &fname, None, d + 1) {
                     Ok(code) => {
+                        let code = code.replace("S.failAt(", &format!("{set_slot}S.failAt("));
                         let _ = write!(o, "{i0}do\n{code}{i0}end\n");
                     }
                     Err(m) => self.diag(f.pos, &f.key_path, m),
@@ -2395,15 +2424,20 @@ impl<'a> Backend<'a> for Emitter<'a> {
                 // into the slot the loop measured (see `elem_slot`).
                 let slot = enter && r == "r" && self.case_slot;
                 self.case_slot = false;
-                if slot {
+                // A flat body sets the slot on its error paths only.
+                let flat = slot && args.is_empty() && self.inlined_flat(tn);
+                if flat {
+                    self.flat_slot = Some(fname.to_owned());
+                } else if slot {
                     let _ = writeln!(o, "{i0}__path[__pd] = {fname}");
                 } else if enter {
                     let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
                 }
                 o.push_str(&self.call_read(tn, r, &args, dst, d));
-                if slot {
+                self.flat_slot = None;
+                if slot && !flat {
                     let _ = writeln!(o, "{i0}__path[__pd] = nil");
-                } else if enter {
+                } else if !slot && enter {
                     let _ = writeln!(o, "{i0}S.leave({r})");
                 }
                 self.case_slot = slot;
