@@ -631,7 +631,8 @@ fn padding_bits_and_sized_switch_written_back() {
 
 /// A type of plain numbers read in place as a switch's case in a `repeat: eos` list (read
 /// flat: locals, one test of the bytes left per conditional field, one table constructor,
-/// the path's slot set only on the way to an error) reads to the interpreter's values, and
+/// the path's slot set only on the way to an error, two fields whose bits the mask's rule
+/// keeps apart in one `if`/`elseif`) reads to the interpreter's values, and
 /// every truncated copy and every copy with one byte changed is refused at the Rust
 /// reader's field path and byte offset (a short input goes back to the type's own reader).
 #[test]
@@ -646,7 +647,9 @@ fn flat_case_errors_name_the_field_and_offset() {
     .unwrap();
     let (schema, code) = generate(&path, &[]).unwrap();
     assert!(
-        code.contains("local __s0 = __p") && code.contains("__path[__pd] = \"body\"; r.pos = __s0"),
+        code.contains("local __s0 = __p")
+            && code.contains("elseif (bit32.band(__f_mask, 2) ~= 0) then")
+            && code.contains("__path[__pd] = \"body\"; r.pos = __s0"),
         "the cases are not read flat:\n{code}"
     );
     let host = LuauHost::new().unwrap();

@@ -923,21 +923,38 @@ impl<'a> Emitter<'a> {
             o.push_str(&short(need, "\t"));
         }
         let mut off = 0u32;
+        // The open `if` of the conditional fields just read: the field their conditions
+        // test and their bits (see `exclusive_bit`).
+        let mut chain: Option<(&str, Vec<i128>)> = None;
         for (i, f) in t.fields.iter().enumerate() {
             let Some((k, w)) = flat_size(f) else { continue };
             let l = format!("__f_{}", f.id);
             let call = fast_call(f);
+            let bit = f.cond.as_ref().and_then(|c| bit_test(&c.expr));
+            let joins = match (&chain, bit) {
+                (Some((m, bits)), Some((n, b))) => {
+                    *m == n && bits.iter().all(|&a| exclusive_bits(t, n, i, a, b))
+                }
+                _ => false,
+            };
+            if !joins && chain.take().is_some() {
+                o.push_str("\tend\n");
+            }
             let (i0, d) = match &f.cond {
                 Some(c) => {
                     if off > 0 {
                         let _ = writeln!(o, "\t__p += {off}");
                         off = 0;
                     }
+                    let word = if joins { "elseif" } else { "if" };
                     match self.ex(t, c, "r", None, None) {
                         Ok((c, _)) => {
-                            let _ = writeln!(o, "\tif {c} then");
+                            let _ = writeln!(o, "\t{word} {c} then");
                         }
                         Err(m) => self.diag(f.pos, &f.key_path, m),
+                    }
+                    if let Some((n, b)) = bit {
+                        chain.get_or_insert((n, Vec::new())).1.push(b);
                     }
                     o.push_str(&short(k * w + plain_from(i + 1), "\t\t"));
                     ("\t\t", 2)
@@ -966,9 +983,15 @@ impl<'a> Emitter<'a> {
             }
             off += k * w;
             if f.cond.is_some() {
-                let _ = writeln!(o, "\t\t__p += {off}\n\tend");
+                let _ = writeln!(o, "\t\t__p += {off}");
+                if chain.is_none() {
+                    o.push_str("\tend\n");
+                }
                 off = 0;
             }
+        }
+        if chain.is_some() {
+            o.push_str("\tend\n");
         }
         if off > 0 {
             let _ = writeln!(o, "\t__p += {off}");
@@ -2493,6 +2516,52 @@ fn index_slot(f: &Field, r: &str, i0: &str) -> (String, String) {
     } else {
         (format!("{i0}\tS.enter({r}, list)\n"), String::new())
     }
+}
+
+/// `(x & k) != 0` with `k` a nonzero integer: the field `x` and the bits `k`.
+fn bit_test(e: &crate::expr::Expr) -> Option<(&str, i128)> {
+    use crate::expr::{BinOp, Expr};
+    let Expr::Binary(BinOp::Ne, a, z) = e else {
+        return None;
+    };
+    let Expr::Binary(BinOp::BitAnd, x, k) = &**a else {
+        return None;
+    };
+    match (&**x, &**k, &**z) {
+        (Expr::Name(n), Expr::Int(k), Expr::Int(0))
+        | (Expr::Int(k), Expr::Name(n), Expr::Int(0))
+            if *k != 0 && n != "_" =>
+        {
+            Some((n.as_str(), *k))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the bits `a` and `b` of field `m` of `t` (read before field `i`) are never both
+/// set in a value that passed `m`'s `valid` rule: disjoint, and the rule is an `and` of
+/// terms one of which is `(_ & k) != k` with `k` = `a | b` (so of two conditional fields
+/// testing them, at most one is present, and the second is read in an `elseif`).
+fn exclusive_bits(t: &TypeDef, m: &str, i: usize, a: i128, b: i128) -> bool {
+    use crate::expr::{BinOp, Expr};
+    fn never_all(e: &Expr, k: i128) -> bool {
+        match e {
+            Expr::Binary(BinOp::And, x, y) => never_all(x, k) || never_all(y, k),
+            Expr::Binary(BinOp::Ne, x, y) => {
+                matches!((&**x, &**y), (Expr::Binary(BinOp::BitAnd, u, k1), Expr::Int(k2))
+                    if **u == Expr::Name("_".into()) && **k1 == Expr::Int(k) && *k2 == k)
+            }
+            _ => false,
+        }
+    }
+    if a & b != 0 {
+        return false;
+    }
+    t.fields[..i].iter().any(|g| {
+        g.id == m
+            && g.cond.is_none()
+            && matches!(&g.valid, Some(Valid::Expr(e)) if never_all(&e.expr, a | b))
+    })
 }
 
 /// The element count and width of a field a flat read takes (see `Emitter::flat`): a plain
