@@ -628,3 +628,74 @@ fn padding_bits_and_sized_switch_written_back() {
     assert!(err.contains("do not fit"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A type of plain numbers read in place as a switch's case in a `repeat: eos` list (read
+/// flat: locals, one test of the bytes left per conditional field, one table constructor,
+/// the path's slot set only on the way to an error, two fields whose bits the mask's rule
+/// keeps apart in one `if`/`elseif`) reads to the interpreter's values, and
+/// every truncated copy and every copy with one byte changed is refused at the Rust
+/// reader's field path and byte offset (a short input goes back to the type's own reader).
+#[test]
+fn flat_case_errors_name_the_field_and_offset() {
+    let dir = std::env::temp_dir().join(format!("luau-gen-flat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("flat_ops.ksy");
+    std::fs::write(
+        &path,
+        "meta:\n  id: flat_ops\n  endian: le\nseq:\n  - id: ops\n    type: op\n    repeat: eos\ntypes:\n  op:\n    seq:\n      - id: code\n        type: u1\n      - id: body\n        type:\n          switch-on: code\n          cases:\n            1: delta\n            2: plain\n  delta:\n    seq:\n      - id: id_byte\n        type: u1\n      - id: id_wide\n        type: u2\n        if: id_byte == 255\n      - id: mask\n        type: u1\n        valid:\n          expr: (_ & 0xf0) == 0 and (_ & 3) != 3\n      - id: pos8\n        type: s1\n        repeat: expr\n        repeat-expr: 3\n        if: (mask & 1) != 0\n      - id: pos16\n        type: s2\n        repeat: expr\n        repeat-expr: 3\n        if: (mask & 2) != 0\n      - id: yaw\n        type: s1\n        if: (mask & 4) != 0\n      - id: tail\n        type: u2\n  plain:\n    seq:\n      - id: a\n        type: f4\n      - id: b\n        type: u2\n        valid:\n          max: 1000\n",
+    )
+    .unwrap();
+    let (schema, code) = generate(&path, &[]).unwrap();
+    assert!(
+        code.contains("local __s0 = __p")
+            && code.contains("elseif (bit32.band(__f_mask, 2) ~= 0) then")
+            && code.contains("__path[__pd] = \"body\"; r.pos = __s0"),
+        "the cases are not read flat:\n{code}"
+    );
+    let host = LuauHost::new().unwrap();
+    let Value::Table(module) = host.load_module("flat_ops", &code).unwrap() else {
+        panic!("no table")
+    };
+    let mut bytes = vec![1u8, 7, 5, 1, 2, 3, 4, 0x34, 0x12];
+    bytes.extend_from_slice(&[1, 255, 0x10, 0x27, 10, 0xfe, 0xff, 2, 0, 3, 0, 0x20, 0]);
+    bytes.extend_from_slice(&[2]);
+    bytes.extend_from_slice(&1.5f32.to_le_bytes());
+    bytes.extend_from_slice(&[0xe8, 3, 1, 9, 0, 5, 6]);
+    let t = decode(&host, &module, &bytes).unwrap().unwrap();
+    let rust = statepack_codegen::interp::decode(&schema, &bytes).unwrap();
+    statepack_codegen::interp::compare(&rust, &tree::convert(&schema, "flat_ops", &t).unwrap())
+        .unwrap();
+    let mut cases = 1;
+    let mut inputs: Vec<Vec<u8>> = (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
+    for at in 0..bytes.len() {
+        for x in [0u8, 1, 2, 3, 4, 5, 8, 255] {
+            let mut bad = bytes.clone();
+            bad[at] = x;
+            inputs.push(bad.clone());
+            // The same change with the input cut after it.
+            inputs.push(bad[..=at].to_vec());
+        }
+    }
+    for input in &inputs {
+        let want = statepack_codegen::interp::decode(&schema, input);
+        match (want, decode(&host, &module, input).unwrap()) {
+            (Ok(w), Ok(g)) => {
+                statepack_codegen::interp::compare(
+                    &w,
+                    &tree::convert(&schema, "flat_ops", &g).unwrap(),
+                )
+                .unwrap_or_else(|e| panic!("{input:?}: Rust vs Luau: {e}"));
+            }
+            (Err(w), Err(g)) => assert_eq!(
+                (w.path.to_string(), w.offset),
+                (g.0.clone(), g.1),
+                "{input:?}: Rust `{w}` vs Luau `{}`",
+                g.3
+            ),
+            (w, g) => panic!("{input:?}: Rust {:?} vs Luau {:?}", w.err(), g.err()),
+        }
+        cases += 1;
+    }
+    common::report("flat switch cases read or refused by generated Luau", cases);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -47,6 +47,7 @@ pub fn emit(s: &Schema) -> Result<String, Vec<Diag>> {
         case_slot: false,
         defer_enum: None,
         elem_byte: false,
+        flat_slot: None,
         pending_enum: std::cell::RefCell::new(None),
     };
     let out = e.module();
@@ -107,6 +108,11 @@ struct Emitter<'a> {
     /// `__p < __lim`) for the element read next: at least one byte is left where that
     /// element's body starts, so a first run of one byte needs no test. Taken by the body.
     elem_byte: bool,
+    /// Set by a switch's case that sets the path's slot (see `elem_slot`) when the case's
+    /// type is read flat (see `Emitter::flat`): the segment (a Luau string) that the flat
+    /// body puts into `__path[__pd]` only on its way to an error, instead of the case
+    /// setting and clearing it around every value. Taken by the body.
+    flat_slot: Option<String>,
     /// That check once the run left it: made by the switch's no-case branch, the only one
     /// a value outside the enum reaches (see [`PendingEnum`]).
     pending_enum: std::cell::RefCell<Option<PendingEnum>>,
@@ -183,6 +189,9 @@ fn inlinable(s: &Schema) -> HashSet<String> {
 /// Module-level locals the generator allows itself (enum name tables and read functions);
 /// Luau allows 200 per function, the rest of the module's top level uses a few.
 const MAX_MODULE_LOCALS: usize = 180;
+
+/// The most fields a type read flat may have (each takes a local; see `Emitter::flat`).
+const MAX_FLAT_FIELDS: usize = 16;
 
 /// Luau name of a user type's table.
 fn ty(name: &str) -> String {
@@ -562,6 +571,9 @@ impl<'a> Emitter<'a> {
     /// The statements of `t`'s read function before its `return v`, one tab in: they read
     /// a value of `t` from reader `r` into a new table `v`.
     fn read_body(&mut self, t: &'a TypeDef) -> String {
+        if self.flat(t) {
+            return self.flat_body(t);
+        }
         // What a list's loop asked of its element (see `elem_pos`, `elem_sums`).
         let shared_pos = std::mem::take(&mut self.elem_pos);
         let elem_slot = std::mem::take(&mut self.elem_slot) && shared_pos;
@@ -799,6 +811,207 @@ impl<'a> Emitter<'a> {
         self.case_pos = saved_case_pos;
         self.case_slot = saved_case_slot;
         *self.pending_enum.borrow_mut() = saved_pending;
+        o
+    }
+
+    /// Whether `t`, written out where it is read (not its own `read` function), is read
+    /// flat (see [`Self::flat_body`]): no params, instances, computed byte order, bit fields
+    /// or `_sizeof`, at most [`MAX_FLAT_FIELDS`] fields, each a plain little-endian number
+    /// or a short fixed array of them, without an enum, read in place, with a `valid` rule
+    /// and an `if` (if any) that use neither the stream nor anything but the type's own
+    /// fields.
+    fn flat(&self, t: &TypeDef) -> bool {
+        let mut ids = HashSet::new();
+        !self.has_bits
+            && !self.sizeof_used
+            && self.inlining.last() == Some(&t.name)
+            && t.params.is_empty()
+            && t.instances.is_empty()
+            && t.endian_switch.is_none()
+            && !t.fields.is_empty()
+            && t.fields.len() <= MAX_FLAT_FIELDS
+            && self.elem_sums.is_empty()
+            && t.fields.iter().all(|f| {
+                ids.insert(f.id.as_str())
+                    && flat_size(f).is_some()
+                    && self.valid_in_run(t, f)
+                    && f.cond.as_ref().is_none_or(|c| {
+                        stream_free(t, &c.src)
+                            && !c
+                                .src
+                                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                                .any(|w| w.starts_with('_'))
+                    })
+            })
+    }
+
+    /// Whether a value of type `tn` read here (without arguments) is written out in place
+    /// and read flat (see [`Self::call_read`], [`Self::flat`]).
+    fn inlined_flat(&mut self, tn: &str) -> bool {
+        let Some(t) = self.s.type_def(tn) else {
+            return false;
+        };
+        if !self.inline.contains(tn)
+            || self.inlining.len() >= MAX_INLINE_DEPTH
+            || self.inlining.iter().any(|n| n == tn)
+        {
+            return false;
+        }
+        self.inlining.push(tn.to_owned());
+        let flat = self.flat(t);
+        self.inlining.pop();
+        flat
+    }
+
+    /// The statements of a flat read of `t` (see [`Self::flat`]) that leave its value in
+    /// `v`, as the body of a hand-written reader would: each value read into a local, one
+    /// test of the bytes left for all the fields without `if` (at the start), one per
+    /// conditional field for its own bytes and those of the fields without `if` after it,
+    /// reads at constant offsets from `__p`, then the value's table made in one
+    /// constructor. A test that fails takes the reader back to the value's first byte and
+    /// calls the type's own `read` function, which reads the same bytes field by field and
+    /// so raises the error the failed test foresaw (with the field's path and offset): on
+    /// the same bytes it takes the same branches and needs at least the bytes tested.
+    fn flat_body(&mut self, t: &'a TypeDef) -> String {
+        let shared_pos = std::mem::take(&mut self.elem_pos);
+        let set_slot = match self.flat_slot.take() {
+            Some(seg) => format!("__path[__pd] = {seg}; "),
+            None => String::new(),
+        };
+        self.elem_slot = false;
+        self.elem_byte = false;
+        let saved_locals = std::mem::replace(
+            &mut self.field_locals,
+            t.fields
+                .iter()
+                .map(|f| (f.id.clone(), format!("__f_{}", f.id)))
+                .collect(),
+        );
+        let saved_of = self.locals_of.replace(t.name.clone());
+        let mut o = String::new();
+        if !self.buf_in_scope {
+            o.push_str("\tlocal __buf, __lim = r.buf, r.limit\n");
+        }
+        if !shared_pos {
+            o.push_str("\tlocal __p = r.pos\n");
+        }
+        o.push_str("\tlocal __s0 = __p\n");
+        let conds: Vec<String> = t
+            .fields
+            .iter()
+            .filter(|f| f.cond.is_some())
+            .map(|f| format!("__f_{}", f.id))
+            .collect();
+        if !conds.is_empty() {
+            let _ = writeln!(o, "\tlocal {}", conds.join(", "));
+        }
+        // Bytes of the fields without `if` from field `i` on.
+        let plain_from = |i: usize| -> u32 {
+            t.fields[i..]
+                .iter()
+                .filter(|f| f.cond.is_none())
+                .filter_map(flat_size)
+                .map(|(k, w)| k * w)
+                .sum()
+        };
+        let read_fn = self.read_fn(&t.name);
+        let short = |need: u32, i0: &str| {
+            format!("{i0}if __lim - __p < {need} then\n{i0}\t{set_slot}r.pos = __s0\n{i0}\t{read_fn}(r)\n{i0}end\n")
+        };
+        let need = plain_from(0);
+        if need > 0 {
+            o.push_str(&short(need, "\t"));
+        }
+        let mut off = 0u32;
+        // The open `if` of the conditional fields just read: the field their conditions
+        // test and their bits (see `exclusive_bit`).
+        let mut chain: Option<(&str, Vec<i128>)> = None;
+        for (i, f) in t.fields.iter().enumerate() {
+            let Some((k, w)) = flat_size(f) else { continue };
+            let l = format!("__f_{}", f.id);
+            let call = fast_call(f);
+            let bit = f.cond.as_ref().and_then(|c| bit_test(&c.expr));
+            let joins = match (&chain, bit) {
+                (Some((m, bits)), Some((n, b))) => {
+                    *m == n && bits.iter().all(|&a| exclusive_bits(t, n, i, a, b))
+                }
+                _ => false,
+            };
+            if !joins && chain.take().is_some() {
+                o.push_str("\tend\n");
+            }
+            let (i0, d) = match &f.cond {
+                Some(c) => {
+                    if off > 0 {
+                        let _ = writeln!(o, "\t__p += {off}");
+                        off = 0;
+                    }
+                    let word = if joins { "elseif" } else { "if" };
+                    match self.ex(t, c, "r", None, None) {
+                        Ok((c, _)) => {
+                            let _ = writeln!(o, "\t{word} {c} then");
+                        }
+                        Err(m) => self.diag(f.pos, &f.key_path, m),
+                    }
+                    if let Some((n, b)) = bit {
+                        chain.get_or_insert((n, Vec::new())).1.push(b);
+                    }
+                    o.push_str(&short(k * w + plain_from(i + 1), "\t\t"));
+                    ("\t\t", 2)
+                }
+                None => ("\t", 1),
+            };
+            let decl = if f.cond.is_some() { "" } else { "local " };
+            let at = plus("__p", off);
+            if matches!(f.repeat, Repeat::None) {
+                let _ = writeln!(o, "{i0}{decl}{l} = buffer.{call}(__buf, {at})");
+            } else {
+                let items: Vec<String> = (0..k)
+                    .map(|j| format!("buffer.{call}(__buf, {})", plus("__p", off + j * w)))
+                    .collect();
+                let _ = writeln!(o, "{i0}{decl}{l} = {{ {} }}", items.join(", "));
+            }
+            if f.valid.is_some() {
+                let fname = lua_str(f.id.as_bytes());
+                match self.valid_check(t, f, "r", &l, &at, &fname, None, d + 1) {
+                    Ok(code) => {
+                        let code = code.replace("S.failAt(", &format!("{set_slot}S.failAt("));
+                        let _ = write!(o, "{i0}do\n{code}{i0}end\n");
+                    }
+                    Err(m) => self.diag(f.pos, &f.key_path, m),
+                }
+            }
+            off += k * w;
+            if f.cond.is_some() {
+                let _ = writeln!(o, "\t\t__p += {off}");
+                if chain.is_none() {
+                    o.push_str("\tend\n");
+                }
+                off = 0;
+            }
+        }
+        if chain.is_some() {
+            o.push_str("\tend\n");
+        }
+        if off > 0 {
+            let _ = writeln!(o, "\t__p += {off}");
+        }
+        let members: Vec<String> = t
+            .fields
+            .iter()
+            .map(|f| format!(", {} = __f_{}", lua_key(&f.id), f.id))
+            .collect();
+        let _ = writeln!(
+            o,
+            "\tlocal v = {{ __type = {}{} }}",
+            lua_str(t.name.as_bytes()),
+            members.concat()
+        );
+        if !shared_pos {
+            o.push_str("\tr.pos = __p\n");
+        }
+        self.field_locals = saved_locals;
+        self.locals_of = saved_of;
         o
     }
 
@@ -2234,15 +2447,20 @@ impl<'a> Backend<'a> for Emitter<'a> {
                 // into the slot the loop measured (see `elem_slot`).
                 let slot = enter && r == "r" && self.case_slot;
                 self.case_slot = false;
-                if slot {
+                // A flat body sets the slot on its error paths only.
+                let flat = slot && args.is_empty() && self.inlined_flat(tn);
+                if flat {
+                    self.flat_slot = Some(fname.to_owned());
+                } else if slot {
                     let _ = writeln!(o, "{i0}__path[__pd] = {fname}");
                 } else if enter {
                     let _ = writeln!(o, "{i0}S.enter({r}, {fname})");
                 }
                 o.push_str(&self.call_read(tn, r, &args, dst, d));
-                if slot {
+                self.flat_slot = None;
+                if slot && !flat {
                     let _ = writeln!(o, "{i0}__path[__pd] = nil");
-                } else if enter {
+                } else if !slot && enter {
                     let _ = writeln!(o, "{i0}S.leave({r})");
                 }
                 self.case_slot = slot;
@@ -2297,6 +2515,78 @@ fn index_slot(f: &Field, r: &str, i0: &str) -> (String, String) {
         )
     } else {
         (format!("{i0}\tS.enter({r}, list)\n"), String::new())
+    }
+}
+
+/// `(x & k) != 0` with `k` a nonzero integer: the field `x` and the bits `k`.
+fn bit_test(e: &crate::expr::Expr) -> Option<(&str, i128)> {
+    use crate::expr::{BinOp, Expr};
+    let Expr::Binary(BinOp::Ne, a, z) = e else {
+        return None;
+    };
+    let Expr::Binary(BinOp::BitAnd, x, k) = &**a else {
+        return None;
+    };
+    match (&**x, &**k, &**z) {
+        (Expr::Name(n), Expr::Int(k), Expr::Int(0))
+        | (Expr::Int(k), Expr::Name(n), Expr::Int(0))
+            if *k != 0 && n != "_" =>
+        {
+            Some((n.as_str(), *k))
+        }
+        _ => None,
+    }
+}
+
+/// Whether the bits `a` and `b` of field `m` of `t` (read before field `i`) are never both
+/// set in a value that passed `m`'s `valid` rule: disjoint, and the rule is an `and` of
+/// terms one of which is `(_ & k) != k` with `k` = `a | b` (so of two conditional fields
+/// testing them, at most one is present, and the second is read in an `elseif`).
+fn exclusive_bits(t: &TypeDef, m: &str, i: usize, a: i128, b: i128) -> bool {
+    use crate::expr::{BinOp, Expr};
+    fn never_all(e: &Expr, k: i128) -> bool {
+        match e {
+            Expr::Binary(BinOp::And, x, y) => never_all(x, k) || never_all(y, k),
+            Expr::Binary(BinOp::Ne, x, y) => {
+                matches!((&**x, &**y), (Expr::Binary(BinOp::BitAnd, u, k1), Expr::Int(k2))
+                    if **u == Expr::Name("_".into()) && **k1 == Expr::Int(k) && *k2 == k)
+            }
+            _ => false,
+        }
+    }
+    if a & b != 0 {
+        return false;
+    }
+    t.fields[..i].iter().any(|g| {
+        g.id == m
+            && g.cond.is_none()
+            && matches!(&g.valid, Some(Valid::Expr(e)) if never_all(&e.expr, a | b))
+    })
+}
+
+/// The element count and width of a field a flat read takes (see `Emitter::flat`): a plain
+/// little-endian number without an enum (1 element), or a fixed array of 1 to 32 of them
+/// without a `valid` rule; read in place, not LEB128 nor processed, not a `-sp-sum-of`.
+fn flat_size(f: &Field) -> Option<(u32, u32)> {
+    if f.at.is_some() || f.sum_of.is_some() || f.term.is_some() {
+        return None;
+    }
+    if !matches!(
+        f.kind,
+        FieldKind::Int {
+            enum_name: None,
+            ..
+        } | FieldKind::Float { .. }
+    ) {
+        return None;
+    }
+    match &f.repeat {
+        Repeat::None => Some((1, fast_number_width(f)?)),
+        Repeat::Expr(e) => match e.expr {
+            crate::expr::Expr::Int(k @ 1..=32) => Some((k as u32, fast_elem_width(f)?)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
