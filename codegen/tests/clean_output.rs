@@ -84,6 +84,43 @@ fn is_bool(e: &Expr) -> bool {
 }
 
 /// A block holding one value and nothing else.
+/// `(|| { ... })` whose body has no `?` and no `return`: calling it at once adds nothing
+/// (clippy's `redundant_closure_call`).
+fn catches_nothing(func: &Expr) -> bool {
+    struct Exits(bool);
+    impl<'a> Visit<'a> for Exits {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if matches!(e, Expr::Try(_) | Expr::Return(_)) {
+                self.0 = true;
+            }
+            visit::visit_expr(self, e);
+        }
+        // A macro's arguments are tokens to syn; a `?` among them is one all the same.
+        fn visit_macro(&mut self, m: &'a syn::Macro) {
+            fn has_try(ts: proc_macro2::TokenStream) -> bool {
+                ts.into_iter().any(|t| match t {
+                    proc_macro2::TokenTree::Punct(p) => p.as_char() == '?',
+                    proc_macro2::TokenTree::Group(g) => has_try(g.stream()),
+                    _ => false,
+                })
+            }
+            if has_try(m.tokens.clone()) {
+                self.0 = true;
+            }
+        }
+    }
+    let mut inner = func;
+    while let Expr::Paren(p) = inner {
+        inner = &p.expr;
+    }
+    let Expr::Closure(c) = inner else {
+        return false;
+    };
+    let mut x = Exits(false);
+    x.visit_expr(&c.body);
+    !x.0
+}
+
 fn lone_value_block(e: &Expr) -> bool {
     matches!(e, Expr::Block(b) if b.attrs.is_empty() && b.label.is_none()
         && matches!(b.block.stmts.as_slice(), [Stmt::Expr(_, None)]))
@@ -153,6 +190,12 @@ impl<'a> Visit<'a> for Finder<'_> {
                 self.bad("a match of one `_` arm", e)
             }
             Expr::Call(c) => {
+                if catches_nothing(&c.func) {
+                    self.bad(
+                        "a closure called where it is written, with no `?` inside",
+                        e,
+                    );
+                }
                 for a in &c.args {
                     self.bare(a, "an argument");
                     if lone_value_block(a) {
@@ -263,6 +306,7 @@ fn the_finder_finds_each_form() {
             let h = { w };
             g(((a + b)), (c));
             let s = format!("{}", (k + 1));
+            let t = (|| -> Result<u8, ()> { Ok(1) })();
         }
     "#;
     let file = syn::parse_file(text).unwrap();
@@ -283,11 +327,13 @@ fn the_finder_finds_each_form() {
         "parentheses inside parentheses",
         "parentheses around an argument",
         "parentheses around a macro argument",
+        "a closure called where it is written, with no `?` inside",
     ] {
         assert!(all.contains(what), "{what} not found in:\n{all}");
     }
     // What needs its parentheses passes.
-    let text = "fn f() { let a = (b + c) * d; let e = (x as i128) < y; if (m & 1) != 0 {} }";
+    let text = "fn f() { let a = (b + c) * d; let e = (x as i128) < y; if (m & 1) != 0 {} \
+                let t = (|| -> Result<u8, ()> { Ok(g()?) })(); }";
     let mut f = Finder {
         file: "needed",
         found: Vec::new(),

@@ -66,13 +66,25 @@ fn trace_leave(f: &Field, is_leaf: bool) -> TokenStream {
 
 /// True when the statements `code` can neither fail nor leave early (no `?`, no `return`,
 /// no `break`): they need no closure around them to name their field in an error.
-fn infallible(code: &TokenStream) -> bool {
+pub(super) fn infallible(code: &TokenStream) -> bool {
     code.clone().into_iter().all(|t| match t {
         proc_macro2::TokenTree::Punct(p) => p.as_char() != '?',
         proc_macro2::TokenTree::Ident(i) => i != "return" && i != "break" && i != "continue",
         proc_macro2::TokenTree::Group(g) => infallible(&g.stream()),
         proc_macro2::TokenTree::Literal(_) => true,
     })
+}
+
+/// Statements `put` writing one field, in a closure whose error `wrap` names the field when
+/// they can fail; as they are when they cannot (a closure would catch nothing).
+fn named_write(put: TokenStream, wrap: &TokenStream) -> TokenStream {
+    if infallible(&put) {
+        put
+    } else {
+        quote! {
+            (|| -> Result<(), __io::EncodeError> { #put; Ok(()) })() #wrap;
+        }
+    }
 }
 
 /// The read of a field in one call, without checks (`elem_read` cannot fail or leave
@@ -821,12 +833,21 @@ impl Emitter<'_> {
         let (rty, tyname) = (int_ty(*bytes, *signed), int_ty_name(*bytes, *signed));
         let out = temp_for("measured", &f.id);
         let written = self.written_with_context(f, scope, quote!(__v))?;
-        Some(quote! {
-            let #out: ::std::vec::Vec<u8> = (|| -> ::std::result::Result<::std::vec::Vec<u8>, __io::EncodeError> {
+        // A closure names the field in an error; bytes written without one need none.
+        let measured = if infallible(&written) {
+            quote!({
+                let __v = &self.#id;
+                #written
+            })
+        } else {
+            quote!((|| -> ::std::result::Result<::std::vec::Vec<u8>, __io::EncodeError> {
                 let __v = &self.#id;
                 Ok(#written)
             })()
-            .map_err(|e| e.in_field(#fid))?;
+            .map_err(|e| e.in_field(#fid))?)
+        };
+        Some(quote! {
+            let #out: ::std::vec::Vec<u8> = #measured;
             let #lid: #rty = __io::fit(#out.len() as i128, #tyname).map_err(|e| e.in_field(#lfid))?;
         })
     }
@@ -916,12 +937,7 @@ impl Emitter<'_> {
         let wrap_w_field = quote!(.map_err(|e: __io::EncodeError| e.in_field(#fid))?);
         let wrap_w_idx = quote!(.map_err(|e: __io::EncodeError| e.in_index(__i).in_field(#fid))?);
         let body_write = match &f.repeat {
-            _ if f.varint => {
-                let put = bits::varint_write(f);
-                quote! {
-                    (|| -> Result<(), __io::EncodeError> { #put; Ok(()) })() #wrap_w_field;
-                }
-            }
+            _ if f.varint => named_write(bits::varint_write(f), &wrap_w_field),
             // A write that cannot fail needs no closure to name the field in its error.
             // A single value is bound as `__v` by the statement around (below).
             Repeat::None if valid_w_none && infallible(&elem_write) => quote! {

@@ -157,13 +157,25 @@ impl Emitter<'_> {
         let stored = temp_for("stored", &f.id);
         let (setup, proc_) = self.processor(f, scope)?;
         let value = self.bytes_to_process(f, scope, &kp)?;
-        Some(quote! {
-            let #produced: ::std::vec::Vec<u8> = (|| -> Result<::std::vec::Vec<u8>, __io::EncodeError> {
+        let reprocess = quote!(__io::reprocess(#proc_, __d, self.#stored.as_deref()).into_owned());
+        // A closure names the field in an error; bytes put together without one need none.
+        let produce = if fields::infallible(&value) && fields::infallible(&setup) {
+            quote!({
                 let __v = &self.#id;
                 #value
                 #setup
-                Ok(__io::reprocess(#proc_, __d, self.#stored.as_deref()).into_owned())
-            })().map_err(|e: __io::EncodeError| e.in_field(#fid))?;
+                #reprocess
+            })
+        } else {
+            quote!((|| -> Result<::std::vec::Vec<u8>, __io::EncodeError> {
+                let __v = &self.#id;
+                #value
+                #setup
+                Ok(#reprocess)
+            })().map_err(|e: __io::EncodeError| e.in_field(#fid))?)
+        };
+        Some(quote! {
+            let #produced: ::std::vec::Vec<u8> = #produce;
             let #lid: #rty = __io::fit(#produced.len() as i128 #adj, #tyname).map_err(|e| e.in_field(#lfid))?;
         })
     }

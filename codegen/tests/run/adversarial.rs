@@ -239,22 +239,12 @@ impl Adversarial {
         let count: u32 = __io::fit(self.empties.len() as i128, "u32")
             .map_err(|e| e.in_field("count"))?;
         let node_ofs = self.node_ofs;
-        let __produced_body: ::std::vec::Vec<u8> = (|| -> Result<
-            ::std::vec::Vec<u8>,
-            __io::EncodeError,
-        > {
+        let __produced_body: ::std::vec::Vec<u8> = {
             let __v = &self.body;
             let __d: &[u8] = &__v[..];
-            Ok(
-                __io::reprocess(
-                        __io::Processor::Zlib,
-                        __d,
-                        self.__stored_body.as_deref(),
-                    )
-                    .into_owned(),
-            )
-        })()
-            .map_err(|e: __io::EncodeError| e.in_field("body"))?;
+            __io::reprocess(__io::Processor::Zlib, __d, self.__stored_body.as_deref())
+                .into_owned()
+        };
         let body_len: u8 = __io::fit(__produced_body.len() as i128, "u8")
             .map_err(|e| e.in_field("body_len"))?;
         let node = self.node.get().ok();

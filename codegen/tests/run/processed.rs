@@ -219,22 +219,12 @@ impl Processed {
     }
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
-        let __produced_packed: ::std::vec::Vec<u8> = (|| -> Result<
-            ::std::vec::Vec<u8>,
-            __io::EncodeError,
-        > {
+        let __produced_packed: ::std::vec::Vec<u8> = {
             let __v = &self.packed;
             let __d: &[u8] = &__v[..];
-            Ok(
-                __io::reprocess(
-                        __io::Processor::Zlib,
-                        __d,
-                        self.__stored_packed.as_deref(),
-                    )
-                    .into_owned(),
-            )
-        })()
-            .map_err(|e: __io::EncodeError| e.in_field("packed"))?;
+            __io::reprocess(__io::Processor::Zlib, __d, self.__stored_packed.as_deref())
+                .into_owned()
+        };
         let len_packed: u8 = __io::fit(__produced_packed.len() as i128, "u8")
             .map_err(|e| e.in_field("len_packed"))?;
         let key = self.key;

@@ -158,41 +158,25 @@ impl ProcessedLen {
     }
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
-        let __produced_body: ::std::vec::Vec<u8> = (|| -> Result<
-            ::std::vec::Vec<u8>,
-            __io::EncodeError,
-        > {
+        let __produced_body: ::std::vec::Vec<u8> = {
             let __v = &self.body;
             let __d: &[u8] = &__v[..];
-            Ok(
-                __io::reprocess(
-                        __io::Processor::Zlib,
-                        __d,
-                        self.__stored_body.as_deref(),
-                    )
-                    .into_owned(),
-            )
-        })()
-            .map_err(|e: __io::EncodeError| e.in_field("body"))?;
+            __io::reprocess(__io::Processor::Zlib, __d, self.__stored_body.as_deref())
+                .into_owned()
+        };
         let len_chunk: u16 = __io::fit(__produced_body.len() as i128 + 4i128, "u16")
             .map_err(|e| e.in_field("len_chunk"))?;
-        let __produced_tail: ::std::vec::Vec<u8> = (|| -> Result<
-            ::std::vec::Vec<u8>,
-            __io::EncodeError,
-        > {
+        let __produced_tail: ::std::vec::Vec<u8> = {
             let __v = &self.tail;
             let __d: &[u8] = &__v[..];
             let __key: &[u8] = &[85u8];
-            Ok(
-                __io::reprocess(
-                        __io::Processor::Xor(__key),
-                        __d,
-                        self.__stored_tail.as_deref(),
-                    )
-                    .into_owned(),
-            )
-        })()
-            .map_err(|e: __io::EncodeError| e.in_field("tail"))?;
+            __io::reprocess(
+                    __io::Processor::Xor(__key),
+                    __d,
+                    self.__stored_tail.as_deref(),
+                )
+                .into_owned()
+        };
         let len_tail: u8 = __io::fit(__produced_tail.len() as i128 - 2i128, "u8")
             .map_err(|e| e.in_field("len_tail"))?;
         {
