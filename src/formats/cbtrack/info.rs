@@ -57,6 +57,33 @@ fn strings(lens: &[u16], bytes: &[u8], what: &'static str) -> Result<Vec<String>
     Ok(out)
 }
 
+/// The first `n` strings of a length column and its bytes column that `check_view` has
+/// checked (lossy where it has not, so never a panic on a column it passed).
+fn first_strings(lens: &[u16], bytes: &[u8], n: usize) -> Vec<String> {
+    let mut out = Vec::with_capacity(n.min(lens.len()));
+    let mut at = 0usize;
+    for &l in lens.iter().take(n) {
+        let end = at + l as usize;
+        out.push(String::from_utf8_lossy(&bytes[at..end]).into_owned());
+        at = end;
+    }
+    out
+}
+
+/// Hands list `l` to `f`: its length, then each of its strings with its index.
+fn visit_list(
+    f: &mut impl FnMut(InfoPart<'_>),
+    (lens, bytes, what): (&[u16], &[u8], &'static str),
+    l: InfoList,
+) -> Result<(), DecodeError> {
+    f(InfoPart::Start(l, lens.len()));
+    let mut i = 0;
+    each_string(lens, bytes, what, |s| {
+        f(InfoPart::Name(l, i, s));
+        i += 1;
+    })
+}
+
 /// Checks each string of a length column and its bytes column, and hands it to `f`.
 fn each_string<'b>(
     lens: &[u16],
@@ -270,17 +297,7 @@ impl Info {
     ) -> Result<(Self, InfoLens), DecodeError> {
         Self::check_view(c)?;
         let cut = |n: usize| if max == 0 { n } else { n.min(max) };
-        let first = |lens: &[u16], bytes: &[u8], n: usize| -> Vec<String> {
-            let mut out = Vec::with_capacity(n);
-            let mut at = 0usize;
-            for &l in &lens[..n] {
-                let end = at + l as usize;
-                out.push(String::from_utf8_lossy(&bytes[at..end]).into_owned());
-                at = end;
-            }
-            out
-        };
-        let list = |lens: &[u16], bytes: &[u8]| first(lens, bytes, cut(lens.len()));
+        let list = |lens: &[u16], bytes: &[u8]| first_strings(lens, bytes, cut(lens.len()));
         // The piece names of the posed entries shown, each cut: the names are read in order
         // of the entries, so one pass over the lengths finds them.
         let mut posed = Vec::new();
@@ -302,8 +319,8 @@ impl Info {
             posed_names.push(n);
         }
         let teams = c.team_ids.len();
-        let sides = first(&c.side_lens, &c.side_bytes, c.side_lens.len().min(teams));
-        let leaders = first(
+        let sides = first_strings(&c.side_lens, &c.side_bytes, c.side_lens.len().min(teams));
+        let leaders = first_strings(
             &c.leader_lens,
             &c.leader_bytes,
             c.leader_lens.len().min(teams),
@@ -345,31 +362,24 @@ impl Info {
         mut f: impl FnMut(InfoPart<'_>),
     ) -> Result<(), DecodeError> {
         Self::check_view(c)?;
-        let mut list = |lens: &[u16], bytes: &[u8], what, l: InfoList| {
-            f(InfoPart::Start(l, lens.len()));
-            let mut i = 0;
-            each_string(lens, bytes, what, |s| {
-                f(InfoPart::Name(l, i, s));
-                i += 1;
-            })
-        };
-        list(&c.text_lens, &c.text_bytes, "texts", InfoList::Texts)?;
-        list(
-            &c.unit_def_lens,
-            &c.unit_def_bytes,
-            "unit_defs",
+        visit_list(
+            &mut f,
+            (&c.text_lens, &c.text_bytes, "texts"),
+            InfoList::Texts,
+        )?;
+        visit_list(
+            &mut f,
+            (&c.unit_def_lens, &c.unit_def_bytes, "unit_defs"),
             InfoList::UnitDefs,
         )?;
-        list(
-            &c.weapon_def_lens,
-            &c.weapon_def_bytes,
-            "weapon_defs",
+        visit_list(
+            &mut f,
+            (&c.weapon_def_lens, &c.weapon_def_bytes, "weapon_defs"),
             InfoList::WeaponDefs,
         )?;
-        list(
-            &c.feature_def_lens,
-            &c.feature_def_bytes,
-            "feature_defs",
+        visit_list(
+            &mut f,
+            (&c.feature_def_lens, &c.feature_def_bytes, "feature_defs"),
             InfoList::FeatureDefs,
         )?;
         f(InfoPart::Start(InfoList::Posed, c.posed_defs.len()));
@@ -395,18 +405,8 @@ impl Info {
             }
         }
         let teams = c.team_ids.len();
-        let first = |lens: &[u16], bytes: &[u8]| -> Vec<String> {
-            let mut out = Vec::new();
-            let mut at = 0usize;
-            for &l in lens.iter().take(teams) {
-                let end = at + l as usize;
-                out.push(String::from_utf8_lossy(&bytes[at..end]).into_owned());
-                at = end;
-            }
-            out
-        };
-        let sides = first(&c.side_lens, &c.side_bytes);
-        let leaders = first(&c.leader_lens, &c.leader_bytes);
+        let sides = first_strings(&c.side_lens, &c.side_bytes, teams);
+        let leaders = first_strings(&c.leader_lens, &c.leader_bytes, teams);
         f(InfoPart::Start(InfoList::Teams, teams));
         for t in team_infos(c, &sides, &leaders) {
             f(InfoPart::Team(&t));
@@ -416,24 +416,14 @@ impl Info {
             x: &c.footprint_x,
             z: &c.footprint_z,
         });
-        let mut list = |lens: &[u16], bytes: &[u8], what, l: InfoList| {
-            f(InfoPart::Start(l, lens.len()));
-            let mut i = 0;
-            each_string(lens, bytes, what, |s| {
-                f(InfoPart::Name(l, i, s));
-                i += 1;
-            })
-        };
-        list(
-            &c.team_param_lens,
-            &c.team_param_bytes,
-            "team_params",
+        visit_list(
+            &mut f,
+            (&c.team_param_lens, &c.team_param_bytes, "team_params"),
             InfoList::TeamParams,
         )?;
-        list(
-            &c.game_param_lens,
-            &c.game_param_bytes,
-            "game_params",
+        visit_list(
+            &mut f,
+            (&c.game_param_lens, &c.game_param_bytes, "game_params"),
             InfoList::GameParams,
         )?;
         Ok(())
