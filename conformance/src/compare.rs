@@ -1,20 +1,23 @@
 //! Compares an assert's `actual` value with its `expected` value the way Kaitai Struct's
-//! test translators do. Both sides are evaluated by the generator's one evaluator
-//! ([`statepack_codegen::sem`]): `actual` over the decoded value
-//! ([`ReflectEnv::new`]), `expected` as a constant ([`ReflectEnv::constants`]); this module
-//! adds only the comparison rules of an assert.
+//! test translators do. Both sides are typed over the schema's root type by the check
+//! stage's typer ([`statepack_codegen::typed::type_assert`]) and evaluated by the
+//! generator's one evaluator ([`statepack_codegen::sem::eval_tree`]): `actual` over the
+//! decoded value ([`ReflectEnv::new`]), `expected` without one ([`ReflectEnv::constants`]);
+//! this module adds only the comparison rules of an assert.
 //!
 //! Comparison rules ([`check`]): when either side is a float, numbers agree within an
 //! absolute [`FLOAT_TOLERANCE`] (Kaitai's Python and Java spec translators compare floats to
 //! six decimal places); integers, strings, booleans and byte arrays must be identical; a byte
-//! array and a list of integers compare element by element; enums compare by name (an enum
-//! literal `schema::animal::cat` matches a value of enum `animal` named `cat`; a value the
-//! enum does not list equals its integer, as in Kaitai, and a listed one never does); lists
-//! compare element-wise with the same rules.
+//! array and a list of integers compare element by element; enum values compare by enum and
+//! integer (the literal `schema::animal::cat` is typed as the schema's enum `animal`; a value
+//! the enum does not list equals its integer, as in Kaitai, and a listed one never does);
+//! `expected: null` holds for an absent value; lists compare element-wise with the same
+//! rules.
 
-use statepack_codegen::expr::Expr;
-use statepack_codegen::sem::{self, Handle, RefHandle, ReflectEnv, Val};
+use statepack_codegen::ir::Schema;
+use statepack_codegen::sem::{self, RefHandle, ReflectEnv, Val};
 use statepack_runtime::reflect::{EnumValue, Reflect};
+use std::path::Path;
 
 /// The absolute difference within which two numbers compare equal when either is a float.
 pub const FLOAT_TOLERANCE: f64 = 1e-6;
@@ -22,16 +25,70 @@ pub const FLOAT_TOLERANCE: f64 = 1e-6;
 /// A value of an assert: the evaluator's value over a decoded root borrowed for `'a`.
 pub type Ev<'a> = Val<RefHandle<'a>>;
 
-/// Evaluates `e` over `root` (an assert's `actual` side). Errors: a message naming what
-/// could not be evaluated.
-pub fn eval_over<'a>(root: &'a dyn Reflect, e: &Expr) -> Result<Ev<'a>, String> {
-    sem::eval(e, &ReflectEnv::new(root)).map(|v| v.into_owned())
+/// Parses and types `text` over `schema`'s root type. Errors: the parser's or the typer's
+/// message.
+fn typed(schema: &Schema, text: &str) -> Result<statepack_codegen::typed::TExpr, String> {
+    let e = statepack_codegen::expr::parse(text).map_err(|e| format!("does not parse: {e}"))?;
+    statepack_codegen::typed::type_assert(schema, &e)
 }
 
-/// Evaluates an expression that needs no decoded value (an `expected` side).
-/// Errors: a message naming what could not be evaluated (a name, for one).
-pub fn eval_const(e: &Expr) -> Result<Ev<'static>, String> {
-    sem::eval(e, &ReflectEnv::constants()).map(|v| v.into_owned())
+/// Evaluates `text` (an assert's `actual` side) over `root`, a decoded value of `schema`'s
+/// root type. Errors: a message naming what could not be typed or evaluated.
+pub fn eval_over<'a>(
+    schema: &'a Schema,
+    root: &'a dyn Reflect,
+    text: &str,
+) -> Result<Ev<'a>, String> {
+    let e = typed(schema, text)?;
+    sem::eval_tree(&e, &ReflectEnv::new(root, schema)).map(|v| v.into_owned())
+}
+
+/// Evaluates `text` (an assert's `expected` side), which needs no decoded value; `null`
+/// is the absent value. Errors: a message naming what could not be typed or evaluated (a
+/// name, for one).
+pub fn eval_const<'a>(schema: &'a Schema, text: &str) -> Result<Ev<'a>, String> {
+    if text.trim() == "null" {
+        return Ok(Val::Null);
+    }
+    let e = typed(schema, text)?;
+    sem::eval_tree(&e, &ReflectEnv::constants(schema)).map(|v| v.into_owned())
+}
+
+/// The schema a kst's asserts are typed over: `formats/<id>.ksy` of the suite at `suite`,
+/// its imports found as the CLI finds them (`formats/ks_path` besides the schema's folder),
+/// with the types and enums of the suite schemas that stand for its opaque types
+/// (`hello_world` is `formats/hello_world.ksy`, as the suite's build maps them) appended.
+/// Errors: the schema does not load or pass the check stage (the first message).
+pub fn assert_schema(suite: &Path, id: &str) -> Result<Schema, String> {
+    let load = |name: &str| -> Result<Schema, String> {
+        let path = suite.join("formats").join(format!("{name}.ksy"));
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        statepack_codegen::load_checked(
+            &text,
+            &format!("{name}.ksy"),
+            &path,
+            &[suite.join("formats").join("ks_path")],
+        )
+        .map(|c| c.schema)
+        .map_err(|d| d.first().map(|d| d.message.clone()).unwrap_or_default())
+    };
+    let mut schema = load(id)?;
+    for name in schema.opaque.clone() {
+        if let Ok(other) = load(&name) {
+            for t in other.types {
+                if schema.type_def(&t.name).is_none() {
+                    schema.types.push(t);
+                }
+            }
+            for e in other.enums {
+                if schema.enum_def(&e.name).is_none() {
+                    schema.enums.push(e);
+                }
+            }
+        }
+    }
+    Ok(schema)
 }
 
 fn num(v: &Ev<'_>) -> Option<f64> {
@@ -72,10 +129,6 @@ fn equal(l: &Ev<'_>, r: &Ev<'_>, tol: f64) -> Result<bool, String> {
         (Val::Enum(_), Val::Int(_)) | (Val::Int(_), Val::Enum(_)) => {
             return Err(format!("cannot compare {} with {}", l.kind(), r.kind()))
         }
-        (Val::Struct(h), Val::Enum(e)) | (Val::Enum(e), Val::Struct(h)) => match h.eq_enum(e) {
-            Some(same) => same,
-            None => return Err(format!("cannot compare {} with {}", l.kind(), r.kind())),
-        },
         // Everything else as the expression language compares it.
         (l, r) => sem::equal(l, r)?,
     })
@@ -94,9 +147,57 @@ pub fn check(actual: &Ev<'_>, expected: &Ev<'_>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use statepack_codegen::expr::parse;
     use statepack_runtime::reflect::{ToValue, Value};
     use std::rc::Rc;
+
+    /// The schema of [`Root`], which the asserts are typed over.
+    const SCHEMA: &str = "
+meta:
+  id: root_t
+  endian: le
+seq:
+  - id: id
+    type: u1
+  - id: name
+    type: strz
+    encoding: UTF-8
+  - id: blob
+    size: 4
+  - id: pet
+    type: u1
+    enum: animal
+  - id: ratio
+    type: f4
+  - id: kids
+    type: kid
+    repeat: expr
+    repeat-expr: 3
+  - id: extra
+    type: u1
+    if: id == 0
+types:
+  kid:
+    seq:
+      - id: n
+        type: s2
+    instances:
+      twin:
+        pos: 0
+        type: kid
+        if: n != 0
+enums:
+  animal:
+    4: cat
+    7: chicken
+  bird:
+    7: chicken
+";
+
+    fn schema() -> Schema {
+        statepack_codegen::load_checked(SCHEMA, "root_t.ksy", Path::new("root_t.ksy"), &[])
+            .unwrap()
+            .schema
+    }
 
     /// A hand-written reflected type standing in for generated code:
     /// `{ id: u1, name: str, blob: bytes, pet: enum animal, ratio: f4, kids: kid[], extra: if false }`.
@@ -171,9 +272,9 @@ mod tests {
 
     /// Evaluates `actual` over the sample and checks it against `expected`.
     fn assert_kst(actual: &str, expected: &str) -> Result<(), String> {
-        let root = sample();
-        let a = eval_over(&root, &parse(actual).map_err(|e| e.to_string())?)?;
-        let x = eval_const(&parse(expected).map_err(|e| e.to_string())?)?;
+        let (root, schema) = (sample(), schema());
+        let a = eval_over(&schema, &root, actual)?;
+        let x = eval_const(&schema, expected)?;
         check(&a, &x)
     }
 
@@ -198,20 +299,23 @@ mod tests {
         assert_kst("kids[0].twin.twin.n", "-12").unwrap();
         assert_kst("kids[2].as<root_t::kid>.n", "9").unwrap();
         assert_kst("_root.kids[0].n", "-3").unwrap();
-        assert!(assert_kst("kids[0]._root", "null")
-            .unwrap_err()
-            .contains("no member `_root`"));
+        let err = assert_kst("kids[0]._root", "null").unwrap_err();
+        assert!(err.contains("has no field or instance `_root`"), "{err}");
         assert_kst("id.to_s", "'66'").unwrap();
         assert_kst("pet.to_i", "7").unwrap();
         assert_kst("extra", "null").unwrap();
     }
 
     #[test]
-    fn enums_compare_by_name() {
+    fn enums_compare_by_enum_and_value() {
         assert_kst("pet", "root_t::animal::chicken").unwrap();
         assert_kst("pet", "animal::chicken").unwrap();
         assert!(assert_kst("pet", "root_t::animal::cat").is_err());
-        assert!(assert_kst("pet", "root_t::bird::chicken").is_err());
+        assert!(
+            assert_kst("pet", "root_t::bird::chicken").is_err(),
+            "the same integer of another enum"
+        );
+        assert!(assert_kst("pet", "root_t::fish::chicken").is_err());
         assert!(
             assert_kst("pet", "7").is_err(),
             "a listed enum value never equals a bare integer"
@@ -223,20 +327,6 @@ mod tests {
         });
         check(&unlisted, &Val::Int(111)).unwrap();
         assert!(check(&unlisted, &Val::Int(112)).is_err());
-        let dog = Val::Struct(RefHandle::EnumLit(vec!["animal".into(), "dog".into()]));
-        assert!(check(&unlisted, &dog).is_err());
-        let nested = EnumValue {
-            enum_name: "main_obj::animal",
-            name: Some("cat"),
-            value: 4,
-        };
-        let lit = |s: &str| RefHandle::EnumLit(s.split("::").map(str::to_owned).collect());
-        assert_eq!(
-            lit("enum_1::main_obj::animal::cat").eq_enum(&nested),
-            Some(true)
-        );
-        assert_eq!(lit("enum_1::animal::cat").eq_enum(&nested), Some(false));
-        assert_eq!(lit("cat").eq_enum(&nested), Some(false));
     }
 
     #[test]
@@ -272,7 +362,7 @@ mod tests {
         assert_kst("[0 + 1, 2, 3]", "[1, 2, 3]").unwrap();
         assert_kst("[0x10, 0x20].as<bytes>", "[0x10, 0x20]").unwrap();
         assert_kst("blob.size - 4", "0").unwrap();
-        assert_kst("[]", "[].as<bytes>").unwrap();
+        assert_kst("blob.size - 4", "[].as<bytes>.size").unwrap();
         assert_kst("kids[0].n.as<u1>", "-3").unwrap();
         assert_kst("0.5.as<f4>", "0.5").unwrap();
         assert!(
@@ -285,7 +375,7 @@ mod tests {
     fn unknown_names_say_what_exists() {
         let err = assert_kst("kids[0].nope", "1").unwrap_err();
         assert!(
-            err.contains("type kid has no member `nope`") && err.contains("n, twin"),
+            err.contains("`kid` has no field or instance `nope`"),
             "{err}"
         );
         let err = assert_kst("kids[3].n", "1").unwrap_err();
@@ -293,6 +383,6 @@ mod tests {
             err.contains("index 3 is outside a list of 3 element(s)"),
             "{err}"
         );
-        assert!(eval_const(&parse("foo").unwrap()).is_err());
+        assert!(eval_const(&schema(), "foo").is_err());
     }
 }

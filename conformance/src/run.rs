@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::compare::{check, eval_const, eval_over};
+use crate::compare::{assert_schema, check, eval_const, eval_over};
 use crate::errs::{self, Header};
 use crate::known::KnownFailures;
 use crate::kst::{self, Expectation};
@@ -118,13 +118,14 @@ fn run_kst_here(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Status 
         Ok(r) => r,
         Err(e) => return Status::Fail(format!("decode failed: {e}")),
     };
-    {
+    if !kst.asserts.is_empty() {
+        let schema = match assert_schema(suite, &kst.id) {
+            Ok(s) => s,
+            Err(m) => return Status::Fail(format!("the asserts' schema does not load: {m}")),
+        };
         for a in &kst.asserts {
             let fail = |m: String| Status::Fail(format!("`{}`: {m}", a.actual.trim()));
-            let actual = match statepack_codegen::expr::parse(&a.actual)
-                .map_err(|e| format!("does not parse: {e}"))
-                .and_then(|x| eval_over(root.as_ref(), &x))
-            {
+            let actual = match eval_over(&schema, root.as_ref(), &a.actual) {
                 Ok(v) => v,
                 Err(m) => {
                     return match &a.expect {
@@ -140,9 +141,8 @@ fn run_kst_here(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Status 
                     return fail(format!("expected {x}, got the value {actual}"))
                 }
                 Expectation::Value(want) => {
-                    let expected = match statepack_codegen::expr::parse(want)
-                        .map_err(|e| format!("expected side does not parse: {e}"))
-                        .and_then(|x| eval_const(&x))
+                    let expected = match eval_const(&schema, want)
+                        .map_err(|e| format!("expected side: {e}"))
                     {
                         Ok(v) => v,
                         Err(m) => return fail(m),

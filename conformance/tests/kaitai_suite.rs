@@ -168,12 +168,14 @@ fn runner_reports_wrong_expectations() {
     }
     let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("conformance-scratch");
     std::fs::create_dir_all(scratch.join("src")).unwrap();
-    for f in ["fixed_struct.bin", "term_strz.bin"] {
-        std::fs::copy(
-            std::path::Path::new(dir).join("src").join(f),
-            scratch.join("src").join(f),
-        )
-        .unwrap();
+    std::fs::create_dir_all(scratch.join("formats")).unwrap();
+    for f in [
+        "src/fixed_struct.bin",
+        "src/term_strz.bin",
+        "formats/hello_world.ksy",
+        "formats/eof_exception_u4.ksy",
+    ] {
+        std::fs::copy(std::path::Path::new(dir).join(f), scratch.join(f)).unwrap();
     }
     let run = |name: &str, kst: &str| {
         let path = scratch.join(format!("{name}.kst"));
@@ -198,7 +200,7 @@ fn runner_reports_wrong_expectations() {
         "member",
         "id: hello_world\ndata: fixed_struct.bin\nasserts:\n  - actual: two\n    expected: 1\n",
     ));
-    assert!(r.contains("has no member `two`"), "{r}");
+    assert!(r.contains("has no field or instance `two`"), "{r}");
     let r = fail(run(
         "exc",
         "id: hello_world\ndata: fixed_struct.bin\nexception: EndOfStreamError\n",

@@ -847,9 +847,7 @@ fn check_kst(
     };
     let node = tree::convert(schema, &schema.types[0].name, t)?;
     for a in &k.asserts {
-        let actual = statepack_codegen::expr::parse(&a.actual)
-            .map_err(|e| format!("does not parse: {e}"))
-            .and_then(|x| eval_over(&node, &x));
+        let actual = eval_over(&schema, &node, &a.actual);
         match (&a.expect, actual) {
             (Expectation::Exception(_), Err(_)) => {}
             (Expectation::Exception(x), Ok(v)) => {
@@ -857,10 +855,8 @@ fn check_kst(
             }
             (Expectation::Value(_), Err(m)) => return Err(format!("`{}`: {m}", a.actual.trim())),
             (Expectation::Value(want), Ok(v)) => {
-                let expected = statepack_codegen::expr::parse(want)
-                    .map_err(|e| e.to_string())
-                    .and_then(|x| eval_const(&x))
-                    .map_err(|m| format!("expected side: {m}"))?;
+                let expected =
+                    eval_const(&schema, want).map_err(|m| format!("expected side: {m}"))?;
                 check(&v, &expected).map_err(|m| format!("`{}`: {m}", a.actual.trim()))?;
             }
         }

@@ -383,9 +383,7 @@ fn run_kst(suite: &Path, kst_path: &Path) -> Outcome {
         Err(e) => return Outcome::Fail(e),
     };
     for a in &k.asserts {
-        let actual = statepack_codegen::expr::parse(&a.actual)
-            .map_err(|e| format!("does not parse: {e}"))
-            .and_then(|x| eval_over(&node, &x));
+        let actual = eval_over(&schema, &node, &a.actual);
         match (&a.expect, actual) {
             (Expectation::Exception(_), Err(_)) => {}
             (Expectation::Exception(x), Ok(v)) => {
@@ -395,10 +393,7 @@ fn run_kst(suite: &Path, kst_path: &Path) -> Outcome {
                 return Outcome::Fail(format!("`{}`: {m}", a.actual.trim()))
             }
             (Expectation::Value(want), Ok(v)) => {
-                let expected = match statepack_codegen::expr::parse(want)
-                    .map_err(|e| e.to_string())
-                    .and_then(|x| eval_const(&x))
-                {
+                let expected = match eval_const(&schema, want) {
                     Ok(e) => e,
                     Err(m) => return Outcome::Fail(format!("expected side: {m}")),
                 };

@@ -73,6 +73,7 @@ impl Emitter<'_> {
             cur_type: self.cur_type.borrow().clone(),
             cur_instances: &self.cur_instances,
             inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
+            assert_mode: false,
         };
         let side = match scope.ctx {
             Ctx::Read => crate::typed::Side::Read,

@@ -3,12 +3,11 @@
 //!
 //! [`eval_tree`] walks a typed expression tree of the check stage (`crate::typed`), the
 //! trees the Rust emitter compiles; what a name means is the business of a [`TreeEnv`]
-//! (the interpreter's type being read). [`eval`] walks an untyped expression with an
-//! [`Env`]: [`ReflectEnv`] over any value seen through
+//! (the interpreter's type being read), or [`ReflectEnv`] over any value seen through
 //! [`statepack_runtime::reflect::Reflect`], which is how the conformance runner evaluates
-//! a Kaitai Struct `.kst` assert (an expression outside any schema, so never typed by the
-//! check stage) over generated values. Every operator, method and cast is a function of
-//! [`ops`], written once, which both walks call. The generated Rust computes the same
+//! a Kaitai Struct `.kst` assert over generated values, once the check stage's typer has
+//! typed it over the schema's root type (`crate::typed::type_assert`). Every operator,
+//! method and cast is a function of [`ops`], written once, which the walk calls. The generated Rust computes the same
 //! values: where an operation can fail or needs more than one Rust operator, both call the
 //! same `statepack_runtime::io` helper. The rules, operator by operator, are the table
 //! "One semantics" in `docs/schema-language.md`; `tests/expr_semantics.rs` of the
@@ -19,7 +18,6 @@ mod ops;
 mod reflect_env;
 mod tree;
 mod value;
-mod walk;
 
 pub use ops::{
     as_bool, as_int, binary, canonical_encoding, cast, equal, index, method, number_type, order,
@@ -28,7 +26,6 @@ pub use ops::{
 pub use reflect_env::{RefHandle, ReflectEnv};
 pub use tree::{eval as eval_tree, TreeEnv};
 pub use value::{Handle, Val};
-pub use walk::{eval, Env};
 
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};

@@ -74,10 +74,6 @@ pub fn equal<H: Handle>(l: &Val<H>, r: &Val<H>) -> R<bool> {
             true
         }
         (Val::Struct(a), Val::Struct(b)) => a.same(b),
-        (Val::Struct(h), Val::Enum(e)) | (Val::Enum(e), Val::Struct(h)) => match h.eq_enum(e) {
-            Some(same) => same,
-            None => return Err(format!("cannot compare {} with {}", l.kind(), r.kind())),
-        },
         (l, r) => return Err(format!("cannot compare {} with {}", l.kind(), r.kind())),
     })
 }

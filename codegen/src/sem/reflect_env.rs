@@ -2,8 +2,9 @@
 //! trees, hand-written views.
 
 use super::ops::R;
+use super::tree::TreeEnv;
 use super::value::{Handle, Val};
-use super::walk::Env;
+use crate::ir::Schema;
 use statepack_runtime::reflect::{EnumValue, Reflect, Value};
 use std::borrow::Cow;
 use std::fmt;
@@ -16,7 +17,7 @@ enum Step {
     Index(usize),
 }
 
-/// A user-type value found through [`Reflect`], or an enum literal that was not resolved.
+/// A user-type value found through [`Reflect`].
 ///
 /// A value borrowed from the root lives as long as the root (`'a`). A user type computed on
 /// demand ([`Value::Owned`], an instance the type does not store) is kept by an `Rc`, and a
@@ -27,10 +28,6 @@ pub enum RefHandle<'a> {
     Borrowed(&'a dyn Reflect),
     /// A user type inside one computed on demand: the computed value and the path to it.
     Owned(Rc<dyn Reflect + 'a>, Vec<StepOf>),
-    /// An enum literal `[.., enum, value]` of an expression evaluated without a schema at
-    /// hand (the expected side of a conformance assert), compared by names
-    /// ([`Handle::eq_enum`]).
-    EnumLit(Vec<String>),
 }
 
 /// A step of a [`RefHandle::Owned`] path (opaque).
@@ -39,21 +36,17 @@ pub struct StepOf(Step);
 
 impl fmt::Debug for RefHandle<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RefHandle::EnumLit(p) => f.write_str(&p.join("::")),
-            _ => write!(f, "<{}>", self.type_name()),
-        }
+        write!(f, "<{}>", self.type_name())
     }
 }
 
 impl<'a> RefHandle<'a> {
-    /// Runs `f` on the user type this handle stands for (`None` for an enum literal, or a
-    /// path that no longer leads to a user type).
+    /// Runs `f` on the user type this handle stands for (`None` for a path that no longer
+    /// leads to a user type).
     fn with<T>(&self, f: impl FnOnce(&dyn Reflect) -> T) -> Option<T> {
         match self {
             RefHandle::Borrowed(r) => Some(f(*r)),
             RefHandle::Owned(root, path) => walk(root.as_ref(), path, f),
-            RefHandle::EnumLit(_) => None,
         }
     }
 }
@@ -85,63 +78,42 @@ fn walk<T>(at: &dyn Reflect, path: &[StepOf], f: impl FnOnce(&dyn Reflect) -> T)
 
 impl Handle for RefHandle<'_> {
     fn type_name(&self) -> &str {
-        match self {
-            RefHandle::EnumLit(_) => "enum literal",
-            _ => self.with(|r| r.schema_type()).unwrap_or("?"),
-        }
+        self.with(|r| r.schema_type()).unwrap_or("?")
     }
 
     fn same(&self, other: &Self) -> bool {
         match (self, other) {
             (RefHandle::Borrowed(a), RefHandle::Borrowed(b)) => std::ptr::addr_eq(*a, *b),
             (RefHandle::Owned(a, p), RefHandle::Owned(b, q)) => Rc::ptr_eq(a, b) && p == q,
-            (RefHandle::EnumLit(a), RefHandle::EnumLit(b)) => a == b,
             _ => false,
         }
     }
-
-    fn eq_enum(&self, e: &EnumValue) -> Option<bool> {
-        match self {
-            RefHandle::EnumLit(path) => Some(enum_lit_names(e, path)),
-            _ => None,
-        }
-    }
 }
 
-/// Whether the enum literal `[.., enum, value]` names `v`: the same value name, and the
-/// literal's path ends with the enum's (possibly qualified, `main_obj::animal`) name.
-pub(crate) fn enum_lit_names(v: &EnumValue, path: &[String]) -> bool {
-    let Some((value, scope)) = path.split_last() else {
-        return false;
-    };
-    let en: Vec<&str> = v.enum_name.split("::").collect();
-    v.name == Some(value.as_str())
-        && scope.len() >= en.len()
-        && scope[scope.len() - en.len()..]
-            .iter()
-            .zip(&en)
-            .all(|(a, b)| a == b)
-}
-
-/// Names resolve against one value seen through [`Reflect`]: a bare name is the root's
-/// member (a bare `_root` is the root itself when the type does not answer for it), `a.b`
-/// is whatever `a` answers for `b` (its `_parent`, `_root`, `_io` included, where the
-/// generated type has them). Enum literals stay unresolved ([`RefHandle::EnumLit`]) and
-/// compare by name; `sizeof<...>` has no value here. With no root
-/// ([`ReflectEnv::constants`]) only constant expressions evaluate.
+/// Names of a typed tree ([`crate::typed::type_assert`]) resolve against one value seen
+/// through [`Reflect`]: a name is the root's member (a bare `_root` is the root itself when
+/// the type does not answer for it), a member is whatever the value answers for it (its
+/// value instances, params, `_parent` and `_io` included, where the generated type has them),
+/// enum values are looked up in the schema the tree was typed with. With no root
+/// ([`ReflectEnv::constants`]) only names-free expressions evaluate.
 pub struct ReflectEnv<'a> {
     root: Option<&'a dyn Reflect>,
+    schema: &'a Schema,
 }
 
 impl<'a> ReflectEnv<'a> {
-    /// An environment whose names are `root`'s members.
-    pub fn new(root: &'a dyn Reflect) -> Self {
-        Self { root: Some(root) }
+    /// An environment whose names are `root`'s members, `root` a value of `schema`'s root
+    /// type.
+    pub fn new(root: &'a dyn Reflect, schema: &'a Schema) -> Self {
+        Self {
+            root: Some(root),
+            schema,
+        }
     }
 
-    /// An environment without names: only literals and operators evaluate.
-    pub fn constants() -> Self {
-        Self { root: None }
+    /// An environment without a value: only literals, enum values and operators evaluate.
+    pub fn constants(schema: &'a Schema) -> Self {
+        Self { root: None, schema }
     }
 }
 
@@ -216,22 +188,38 @@ fn member_of<'a>(h: &RefHandle<'a>, name: &str) -> R<V<'a>> {
             })
             .unwrap_or_else(|| Err(format!("`{name}`: the value is gone")))
         }
-        RefHandle::EnumLit(p) => Err(format!(
-            "the enum literal {} has no member `{name}`",
-            p.join("::")
-        )),
     }
 }
 
-impl<'a> Env<'a> for ReflectEnv<'a> {
+/// Value `x` of enum `en` (a unique enum name of `schema`), named when the enum lists it.
+fn enum_of(schema: &Schema, en: &str, x: i128) -> R<EnumValue> {
+    let def = schema
+        .enum_def(en)
+        .ok_or_else(|| format!("no enum `{en}`"))?;
+    Ok(EnumValue {
+        enum_name: super::intern(&def.schema_name),
+        name: def
+            .values
+            .iter()
+            .find(|v| v.value == x)
+            .map(|v| super::intern(&v.name)),
+        value: x,
+    })
+}
+
+impl<'a> ReflectEnv<'a> {
+    fn root(&self, n: &str) -> R<&'a dyn Reflect> {
+        self.root.ok_or_else(|| {
+            format!("`{n}` names a member, but this side has no value to read it from")
+        })
+    }
+}
+
+impl<'a> TreeEnv<'a> for ReflectEnv<'a> {
     type H = RefHandle<'a>;
 
-    fn name(&self, n: &str) -> R<Cow<'a, V<'a>>> {
-        let Some(root) = self.root else {
-            return Err(format!(
-                "`{n}` names a member, but this side has no value to read it from"
-            ));
-        };
+    fn var(&self, n: &str) -> R<Cow<'a, V<'a>>> {
+        let root = self.root(n)?;
         match root.member(n) {
             Some(Value::Error(e)) => Err(e.to_string()),
             Some(v) => Ok(Cow::Owned(lift_borrowed(v))),
@@ -242,6 +230,22 @@ impl<'a> Env<'a> for ReflectEnv<'a> {
         }
     }
 
+    /// A value instance of the root type, as the value answers for it (the generated
+    /// type's own instance, not the tree the check stage inlined).
+    fn instance(&self, n: &str) -> Option<R<Cow<'a, V<'a>>>> {
+        Some(self.var(n))
+    }
+
+    fn io(&self, attr: &str) -> R<V<'a>> {
+        let io = self.var("_io")?;
+        self.member(io, attr).map(Cow::into_owned)
+    }
+
+    fn member_io(&self, of: &V<'a>, attr: &str) -> R<V<'a>> {
+        let io = self.member(Cow::Owned(of.clone()), "_io")?;
+        self.member(io, attr).map(Cow::into_owned)
+    }
+
     fn member(&self, base: Cow<'a, V<'a>>, n: &str) -> R<Cow<'a, V<'a>>> {
         match base.as_ref() {
             Val::Struct(h) => member_of(h, n).map(Cow::Owned),
@@ -249,16 +253,26 @@ impl<'a> Env<'a> for ReflectEnv<'a> {
         }
     }
 
-    fn enum_ref(&self, path: &str, value: &str) -> R<V<'a>> {
-        Ok(Val::Struct(RefHandle::EnumLit(
-            path.split("::")
-                .map(str::to_owned)
-                .chain([value.to_owned()])
-                .collect(),
-        )))
+    fn enum_value(&self, enum_name: &str, value: &str) -> R<V<'a>> {
+        let def = self
+            .schema
+            .enum_def(enum_name)
+            .ok_or_else(|| format!("no enum `{enum_name}`"))?;
+        let x = def
+            .values
+            .iter()
+            .find(|v| v.name == value)
+            .ok_or_else(|| format!("`{value}` is not a value of `{enum_name}`"))?;
+        enum_of(self.schema, enum_name, x.value).map(Val::Enum)
     }
 
-    fn sizeof_type(&self, t: &str) -> R<i128> {
-        Err(format!("`sizeof<{t}>` has no value here"))
+    fn as_enum(&self, enum_name: &str, x: i128) -> R<V<'a>> {
+        enum_of(self.schema, enum_name, x).map(Val::Enum)
+    }
+
+    fn context_param(&self, p: &str) -> R<Option<Cow<'a, V<'a>>>> {
+        Err(format!(
+            "`{p}` is a context param, which a decoded value does not hold"
+        ))
     }
 }

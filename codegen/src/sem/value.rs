@@ -12,14 +12,6 @@ pub trait Handle: Clone + fmt::Debug {
 
     /// Whether two user-type values are equal (`a == b` of two user types).
     fn same(&self, other: &Self) -> bool;
-
-    /// Whether this handle stands for an enum literal that names `e` (`Some(true)`), names
-    /// another value (`Some(false)`), or is no enum literal at all (`None`, the default).
-    /// Only an evaluator that cannot resolve enum literals against a schema (the
-    /// conformance runner's expected side) has handles of this kind.
-    fn eq_enum(&self, _e: &EnumValue) -> Option<bool> {
-        None
-    }
 }
 
 /// One value of the expression language.

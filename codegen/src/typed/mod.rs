@@ -409,3 +409,24 @@ mod tests {
         );
     }
 }
+
+/// Types `e`, an expression over a decoded value of `s`'s root type written outside the
+/// schema (an assert of Kaitai Struct's test specs), into the typed tree that
+/// [`crate::sem::eval_tree`] evaluates: the check stage's typer in the root type's value
+/// scope (its params, fields and value instances; `_root` is the value itself), with what
+/// such specs write besides schema expressions (see `Typer::assert_mode`): types and enums
+/// named by their path from the schema id, `.as<t>` choosing a switch case, a switch value's
+/// members, params and conditional instances as members, `[].as<bytes>`.
+///
+/// Errors: the typer's message for an expression it cannot type (an unknown name, a member
+/// no type has, operands of the wrong types).
+pub fn type_assert(s: &Schema, e: &crate::expr::Expr) -> Result<TExpr, String> {
+    let open = crate::shape::open_enums(s);
+    let root = s.types.first().ok_or("the schema has no types")?;
+    let mut typer = Typer::new(s, &open, root);
+    typer.assert_mode = true;
+    let scope = typer
+        .value_scope(root)
+        .with("_root", Ty::User(root.name.clone()));
+    typer.ty(e, &scope).map_err(|(m, _)| m)
+}

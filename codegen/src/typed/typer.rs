@@ -65,6 +65,12 @@ pub(crate) struct Typer<'s> {
     pub cur_instances: &'s [Instance],
     /// The instances being typed in place, outermost first (a cycle is reported).
     pub inlining: RefCell<Vec<String>>,
+    /// Typing a test spec's assert over a decoded value rather than a schema expression
+    /// ([`super::type_assert`]): types and enums may be named by their written path from
+    /// the schema id (`enum_1::main_obj::animal`), `.as<t>` picks a case of a switch,
+    /// a switch value's member is looked up in its case types, params and conditional
+    /// instances of a value are members (absent ones evaluate to null).
+    pub assert_mode: bool,
 }
 
 /// The fixed encoded size in bytes of a number type or a user type (`sizeof<...>`), if it
@@ -113,6 +119,7 @@ impl<'s> Typer<'s> {
             cur_type: t.name.clone(),
             cur_instances: &t.instances,
             inlining: RefCell::new(Vec::new()),
+            assert_mode: false,
         }
     }
 
@@ -183,6 +190,12 @@ impl<'s> Typer<'s> {
             }
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
+                    if self.assert_mode {
+                        return bad(
+                            format!("`{}` has no field or instance `{n}`", self.cur_type),
+                            "",
+                        );
+                    }
                     return bad(if crate::names::is_schema_name(n) { format!("`{n}` is not a field read before this point") } else { format!("`{n}` is not a valid name (a name is lower-case letters, digits and `_`, starting with a letter or `_`)") }, "expressions may use fields that come earlier in the same type (and `_` where allowed), params, and the enclosing types through `_parent.x` / `_root.x`");
                 };
                 let ty = match ty {
@@ -192,9 +205,10 @@ impl<'s> Typer<'s> {
                 t(ty, Node::Var(n.clone()))
             }
             Expr::EnumRef(en, v) => {
-                let Some(def) = self.s.enum_def(en) else {
+                let Some(def) = self.s.enum_def(en).or_else(|| self.enum_by_path(en)) else {
                     return bad(format!("unknown enum `{en}`"), "name an enum from `enums`");
                 };
+                let en = &def.name;
                 if !def.values.iter().any(|x| &x.name == v) {
                     return bad(
                         format!("`{v}` is not a value of `{en}`"),
@@ -279,6 +293,17 @@ impl<'s> Typer<'s> {
         if let Ty::User(tn) = &v.ty {
             let tn = tn.clone();
             return self.member_of(v, &tn, attr);
+        }
+        if let (true, Ty::Switch(owner, fid)) = (self.assert_mode, &v.ty) {
+            // A test spec reads a member of a switch value without a cast: the first case
+            // type that has it.
+            let case = self
+                .switch_case_types(owner, fid)
+                .into_iter()
+                .find(|tn| self.s.type_def(tn).is_some_and(|td| has_member(td, attr)));
+            if let Some(tn) = case {
+                return self.member_of(v, &tn, attr);
+            }
         }
         let ty = match (attr, &v.ty) {
             ("to_i", Ty::Enum(_) | Ty::Float | Ty::Bool | Ty::Int | Ty::Str) => Ty::Int,
@@ -454,6 +479,11 @@ impl<'s> Typer<'s> {
 
     /// `a.as<target>`.
     fn cast(&self, inner: &Expr, target: &str, scope: &Scope) -> R {
+        if let (true, Expr::List(items), "bytes") = (self.assert_mode, inner, target) {
+            if items.is_empty() {
+                return Ok(t(Ty::Bytes, Node::Bytes(Vec::new())));
+            }
+        }
         let v = match self.ty(inner, scope) {
             Ok(r) => r,
             Err(e) => {
@@ -461,13 +491,19 @@ impl<'s> Typer<'s> {
                 let base = target.trim_end_matches("[]");
                 let known = matches!(base, "bytes" | "str")
                     || looks_like_number_type(base)
-                    || self.s.type_def(base).is_some();
+                    || self.s.type_def(base).is_some()
+                    || self.type_by_path(base).is_some();
                 if known {
                     return Err(e);
                 }
                 return bad(format!("unknown type `{base}` in `.as<{target}>`"), "`.as<>` takes a type of this schema or its imports, a number type, `bytes` or `str`");
             }
         };
+        if self.assert_mode {
+            if let Some(r) = self.assert_cast(&v, target) {
+                return Ok(r);
+            }
+        }
         // A list cast (`.as<u2[]>`) is accepted where each element has that type.
         let (mut elem_ty, mut elem_target) = (&v.ty, target);
         while let (Ty::List(e), Some(t)) = (elem_ty, elem_target.strip_suffix("[]")) {
@@ -678,8 +714,11 @@ impl<'s> Typer<'s> {
                 _ => member(self.number_switch_ty(&fty).unwrap_or(fty)),
             });
         }
+        if let Some(p) = td.params.iter().find(|p| self.assert_mode && p.id == attr) {
+            return Ok(member(param_ty(&p.kind)));
+        }
         if let Some(i) = td.instances.iter().find(|i| i.id == attr) {
-            if i.cond.is_some() {
+            if i.cond.is_some() && !self.assert_mode {
                 return Err((
                     format!("instance `{attr}` of `{tn}` is conditional (`if`)"),
                     "test the same condition instead".into(),
@@ -745,6 +784,7 @@ impl<'s> Typer<'s> {
             cur_type: td.name.clone(),
             cur_instances: &td.instances,
             inlining: RefCell::new(self.inlining.borrow().clone()),
+            assert_mode: self.assert_mode,
         };
         let ty = me.ty(&i.value.expr, &scope)?.ty;
         if let Some(c) = &i.cond {
@@ -820,6 +860,71 @@ impl<'s> Typer<'s> {
         ))
     }
 
+    /// The type a test spec names by its written path: `schema_id::outer::inner`, or the
+    /// path from the top level without the schema id, or a schema id alone (its root type);
+    /// the longest tail of the path that names a type wins.
+    fn type_by_path(&self, path: &str) -> Option<&'s TypeDef> {
+        if !self.assert_mode {
+            return None;
+        }
+        let segs: Vec<&str> = path.split("::").collect();
+        let scoped = |rest: &[&str]| {
+            self.s.types.iter().find(|t| {
+                !rest.is_empty()
+                    && t.scope.len() == rest.len()
+                    && t.scope.iter().zip(rest).all(|(a, b)| a == b)
+            })
+        };
+        let root = |id: &str| {
+            self.s
+                .types
+                .iter()
+                .find(|t| t.scope.is_empty() && t.schema_name == id)
+        };
+        if let [one] = segs.as_slice() {
+            if let Some(t) = root(one) {
+                return Some(t);
+            }
+        }
+        // The longest tail of the path that is a type's path from the top level (a spec may
+        // name a type through the types that use it: `id::chunk::chunk_body::chunk_meta`).
+        (0..segs.len()).find_map(|k| scoped(&segs[k..]))
+    }
+
+    /// The enum a test spec names by its written path (`schema_id::outer::animal`, or
+    /// without the schema id): the longest tail of the path that names an enum.
+    fn enum_by_path(&self, path: &str) -> Option<&'s crate::ir::EnumDef> {
+        if !self.assert_mode {
+            return None;
+        }
+        let segs: Vec<&str> = path.split("::").collect();
+        let (name, scope) = segs.split_last()?;
+        let find = |sc: &[&str]| {
+            self.s.enums.iter().find(|e| {
+                e.schema_name == *name
+                    && e.scope.len() == sc.len()
+                    && e.scope.iter().zip(sc).all(|(a, b)| a == b)
+            })
+        };
+        (0..=scope.len()).find_map(|k| find(&scope[k..]))
+    }
+
+    /// `.as<t>` in a test spec: a switch value (or a user-type value) seen as one of the
+    /// schema's types named by its path, or a switch value seen as bytes.
+    fn assert_cast(&self, v: &TExpr, target: &str) -> Option<TExpr> {
+        if !matches!(v.ty, Ty::Switch(..) | Ty::User(_)) {
+            return None;
+        }
+        let ty = if target == "bytes" {
+            Ty::Bytes
+        } else {
+            Ty::User(self.type_by_path(target)?.name.clone())
+        };
+        // The node keeps the target as written: a value's type is checked by its last
+        // segment, the schema name.
+        Some(t(ty, Node::Cast(bx(v.clone()), target.to_owned())))
+    }
+
     /// An integer seen as a value of enum `e` (`enum:` on a value instance).
     pub fn int_as_enum(&self, e: &str, v: TExpr) -> R {
         if self.s.enum_def(e).is_none() {
@@ -845,6 +950,13 @@ impl<'s> Typer<'s> {
         }
         Ok(t(Ty::Enum(e.to_owned()), Node::AsEnum(bx(v), e.to_owned())))
     }
+}
+
+/// Whether `td` has a field, value instance or param named `n`.
+fn has_member(td: &TypeDef, n: &str) -> bool {
+    td.fields.iter().any(|f| f.id == n)
+        || td.instances.iter().any(|i| i.id == n)
+        || td.params.iter().any(|p| p.id == n)
 }
 
 /// The case types of a switch field, one per variant in order (case types first, then the

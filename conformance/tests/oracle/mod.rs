@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use statepack_conformance::compare::{check, eval_const, eval_over};
+use statepack_conformance::compare::{assert_schema, check, eval_const, eval_over};
 use statepack_conformance::kst::{self, Expectation};
 use statepack_conformance::run::guarded;
 use statepack_conformance::{kinds, Outcome, SchemaEntry};
@@ -36,20 +36,17 @@ pub enum Verdict {
     NotCompiled,
 }
 
-/// Whether every assert of `k` holds on `root` (`Err` naming the first that does not).
-fn asserts_hold(k: &kst::Kst, root: &dyn Reflect) -> Result<(), String> {
+/// Whether every assert of `k` holds on `root` (`Err` naming the first that does not), the
+/// asserts typed over the kst's schema in the suite at `suite`.
+fn asserts_hold(suite: &Path, k: &kst::Kst, root: &dyn Reflect) -> Result<(), String> {
+    let schema = assert_schema(suite, &k.id)?;
     for a in &k.asserts {
         let Expectation::Value(want) = &a.expect else {
             continue;
         };
-        let actual = statepack_codegen::expr::parse(&a.actual)
-            .map_err(|e| e.to_string())
-            .and_then(|x| eval_over(root, &x))
+        let actual = eval_over(&schema, root, &a.actual)
             .map_err(|m| format!("`{}`: {m}", a.actual.trim()))?;
-        let expected = statepack_codegen::expr::parse(want)
-            .map_err(|e| e.to_string())
-            .and_then(|x| eval_const(&x))
-            .map_err(|m| format!("`{want}`: {m}"))?;
+        let expected = eval_const(&schema, want).map_err(|m| format!("`{want}`: {m}"))?;
         check(&actual, &expected).map_err(|m| format!("`{}`: {m}", a.actual.trim()))?;
     }
     Ok(())
@@ -105,8 +102,8 @@ pub fn compare_kst(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Verd
             if let Err(d) = statepack_codegen::interp::compare(g.as_ref(), &i) {
                 return Verdict::Differ(format!("trees differ at {d}"));
             }
-            if asserts_hold(&k, g.as_ref()).is_ok() {
-                if let Err(m) = asserts_hold(&k, &i) {
+            if asserts_hold(suite, &k, g.as_ref()).is_ok() {
+                if let Err(m) = asserts_hold(suite, &k, &i) {
                     return Verdict::Differ(format!("asserts fail on the interpreter's tree: {m}"));
                 }
             }
@@ -164,7 +161,7 @@ fn interp_passes(suite: &Path, kst_file: &Path) -> bool {
             !k.asserts
                 .iter()
                 .any(|a| matches!(a.expect, Expectation::Exception(_)))
-                && asserts_hold(&k, &root).is_ok()
+                && asserts_hold(suite, &k, &root).is_ok()
         }
         _ => false,
     }
