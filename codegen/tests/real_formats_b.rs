@@ -8,11 +8,11 @@
 //! - a PE32+ image (`real_pe.ksy`) written by the `object` crate: the MZ header's
 //!   `e_lfanew`, the COFF and optional headers with their data directories, the section
 //!   table, and the debug directory's RVA mapped to a file offset through the section holding
-//!   it; `.text` grows past its raw size; `object` parses the written image. The writer
-//!   derives `e_lfanew` (the PE header is placed), the section and data directory counts, the
-//!   optional header's size and each section's raw size; the file offsets of the sections
-//!   after the one that grew are set by the test (the writer does not place the positional
-//!   instances of list elements; see `pe_image_grows_a_section`).
+//!   it; `.text`, then `.rdata`, grow past their raw sizes; `object` parses the written
+//!   images. The writer derives `e_lfanew` (the PE header is placed), the section and data
+//!   directory counts, the optional header's size, and each section's raw size and file
+//!   offset (the sections' data are positional instances of the list's elements, placed
+//!   when the whole image is laid out).
 //! - an ext2 file system (`real_ext2.ksy`) made by `mke2fs -d` from a directory: superblock,
 //!   group descriptors, inode table, and the root directory's entries read through the root
 //!   inode's first block, with a file's contents through its inode; two entries are renamed
@@ -415,7 +415,7 @@ fn schema_debug_dir(v: &real_pe::RealPe, bytes: &[u8]) -> (usize, Vec<u8>) {
 }
 
 #[test]
-fn pe_image_is_read_and_a_grown_section_moves_the_ones_after_it() {
+fn pe_image_is_read_and_a_grown_section_is_placed_by_the_writer() {
     use real_pe::RealPe;
     let (bytes, e_lfanew, offsets) = pe::image();
     let v = RealPe::decode(&bytes).unwrap();
@@ -457,43 +457,60 @@ fn pe_image_is_read_and_a_grown_section_moves_the_ones_after_it() {
         &*real_pe::reflect_decode(&bytes).unwrap(),
     );
 
-    // `.text` grows from 4 bytes to 0x300 (two file-alignment units of raw data): its raw
-    // size is derived from its bytes; the sections after it move on by the growth (their
-    // file offsets set here: the writer places only the positional instances of the root,
-    // not those of list elements); `e_lfanew` is derived from where the PE header goes.
+    // `.text` grows from 4 bytes to 0x300 (two file-alignment units of raw data) and no
+    // longer fits its place: the writer moves it past the end of the file and writes its
+    // file offset, derives its raw size from its bytes, and writes `e_lfanew` (set to 0
+    // here) from where the PE header goes. The other sections keep their places.
     let mut w = v.clone();
     let code: Vec<u8> = (0..0x300u32).map(|i| (i % 251) as u8).collect();
     let text = &mut w.pe.sections[0];
-    let grown = code.len().next_multiple_of(0x200) - text.body.len();
     text.body = code.clone();
     text.body.resize(code.len().next_multiple_of(0x200), 0);
     text.virtual_size = code.len() as u32;
-    for s in &mut w.pe.sections[1..] {
-        s.pointer_to_raw_data += grown as u32;
-    }
+    w.pe.sections[0].pointer_to_raw_data = 0;
     w.mz.ofs_pe_header = 0;
     let out = w.encode().unwrap();
-    assert_eq!(out.len(), bytes.len() + grown);
+    assert_eq!(out.len(), bytes.len() + 0x400);
 
     let back = RealPe::decode(&out).unwrap();
     assert_eq!(back.mz.ofs_pe_header, e_lfanew, "e_lfanew derived");
+    assert_eq!(
+        back.pe.sections[0].pointer_to_raw_data as usize,
+        bytes.len()
+    );
     assert_eq!(back.pe.sections[0].body.len(), 0x400);
     let from_object = pe::object_sections(&out);
+    assert_eq!(
+        from_object[0].1 as usize,
+        bytes.len(),
+        ".text moved to the end"
+    );
     assert_eq!(from_object[0].2, code);
     for i in 1..3 {
-        assert_eq!(
-            from_object[i].1,
-            offsets[i] + grown as u32,
-            "section {i} moved"
-        );
+        assert_eq!(from_object[i].1, offsets[i], "section {i} kept its place");
         assert!(
             v.pe.sections[i].body.starts_with(&from_object[i].2),
             "section {i} kept"
         );
         assert_eq!(back.pe.sections[i].body, v.pe.sections[i].body);
     }
+    assert_eq!(
+        back.encode().unwrap(),
+        out,
+        "the written image is written again as is"
+    );
+    // A `.rdata` that grows too moves after `.text`; the debug directory follows it.
+    let mut w2 = back.clone();
+    w2.pe.sections[1].body.extend(vec![0xAA; 0x200]);
+    let out2 = w2.encode().unwrap();
+    let again = RealPe::decode(&out2).unwrap();
+    assert_eq!(again.pe.sections[1].pointer_to_raw_data as usize, out.len());
+    let (at2, debug2) = schema_debug_dir(&again, &out2);
+    assert_eq!(at2, out.len() + pe::DEBUG_AT as usize);
+    assert_eq!(debug2, pe::debug_entry());
+    assert_eq!(pe::object_debug_dir(&out2), debug2);
     let (at, debug) = schema_debug_dir(&back, &out);
-    assert_eq!(at, (offsets[1] + pe::DEBUG_AT) as usize + grown);
+    assert_eq!(at, (offsets[1] + pe::DEBUG_AT) as usize);
     assert_eq!(debug, pe::debug_entry());
     assert_eq!(pe::object_debug_dir(&out), debug);
     interpreter_agrees(

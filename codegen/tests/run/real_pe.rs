@@ -1416,6 +1416,10 @@ pub struct Section {
     /// Schema: `codegen/tests/run/real_pe.ksy` line 163.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub body: ::std::vec::Vec<u8>,
+    #[doc(hidden)]
+    /// Where `body` was read (`pos: pointer_to_raw_data`, from the start of its stream) and the bytes it took there: its writer keeps it there while it still fits, and derives the position otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub __pos_body: ::std::option::Option<(i128, u64)>,
 }
 impl ::core::cmp::PartialEq for Section {
     /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
@@ -1552,11 +1556,13 @@ impl Section {
                 characteristics,
             )
         };
+        let mut __pos_body: ::std::option::Option<(i128, u64)> = ::std::option::Option::None;
         let body: ::std::vec::Vec<u8> = {
             let __p: i128 = pointer_to_raw_data as i128;
             let __saved = __r
                 .enter_instance(__p, false)
                 .map_err(|e| e.in_field("body"))?;
+            let __from = __r.offset();
             __r.enter(::statepack_runtime::io::PathSeg::Field("body"));
             let __pv = {
                 let __v: ::std::vec::Vec<u8> = {
@@ -1566,6 +1572,10 @@ impl Section {
                 __r.leave(Some(&__v));
                 __v
             };
+            __pos_body = ::std::option::Option::Some((
+                __p,
+                __r.offset().saturating_sub(__from),
+            ));
             __r.leave_instance(__saved);
             __pv
         };
@@ -1583,6 +1593,7 @@ impl Section {
             number_of_linenumbers,
             characteristics,
             body,
+            __pos_body,
         })
     }
     /// Writes this value on its own, with its `__ctx_` members as the values of its
@@ -1610,7 +1621,7 @@ impl Section {
     ) -> Result<(), __io::EncodeError> {
         let size_of_raw_data: u32 = __io::fit(self.body.len() as i128, "u32")
             .map_err(|e| e.in_field("size_of_raw_data"))?;
-        let pointer_to_raw_data = self.pointer_to_raw_data;
+        let mut __placed_at_pointer_to_raw_data: usize = 0;
         {
             let __v = &self.name;
             (|| -> Result<(), __io::EncodeError> {
@@ -1642,22 +1653,29 @@ impl Section {
                 .map_err(|e: __io::EncodeError| e.in_field("name"))?;
         }
         {
-            let mut __b = [0u8; 32];
+            let mut __b = [0u8; 12];
             __b[0..4].copy_from_slice(&self.virtual_size.to_le_bytes());
             __b[4..8].copy_from_slice(&self.virtual_address.to_le_bytes());
             __b[8..12].copy_from_slice(&size_of_raw_data.to_le_bytes());
-            __b[12..16].copy_from_slice(&self.pointer_to_raw_data.to_le_bytes());
-            __b[16..20].copy_from_slice(&self.pointer_to_relocations.to_le_bytes());
-            __b[20..24].copy_from_slice(&self.pointer_to_linenumbers.to_le_bytes());
-            __b[24..26].copy_from_slice(&self.number_of_relocations.to_le_bytes());
-            __b[26..28].copy_from_slice(&self.number_of_linenumbers.to_le_bytes());
-            __b[28..32].copy_from_slice(&self.characteristics.to_le_bytes());
+            __w.write_bytes(&__b);
+        }
+        __placed_at_pointer_to_raw_data = __w.len();
+        {
+            let __v = &self.pointer_to_raw_data;
+            __w.write_u32le(*__v);
+        }
+        {
+            let mut __b = [0u8; 16];
+            __b[0..4].copy_from_slice(&self.pointer_to_relocations.to_le_bytes());
+            __b[4..8].copy_from_slice(&self.pointer_to_linenumbers.to_le_bytes());
+            __b[8..10].copy_from_slice(&self.number_of_relocations.to_le_bytes());
+            __b[10..12].copy_from_slice(&self.number_of_linenumbers.to_le_bytes());
+            __b[12..16].copy_from_slice(&self.characteristics.to_le_bytes());
             __w.write_bytes(&__b);
         }
         {
-            let __pos: i128 = pointer_to_raw_data as i128;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .instance_writer(0, false)
                 .map_err(|e| e.in_field("body"))?;
             {
                 let __w = &mut __tw;
@@ -1681,7 +1699,21 @@ impl Section {
                         .map_err(|e: __io::EncodeError| e.in_field("body"))?;
                 }
             }
-            __w.place(__tw, "types.section.instances.body");
+            __w.place_floating(
+                __tw,
+                "types.section.instances.body",
+                ::statepack_runtime::positional::Floating {
+                    kept: self.__pos_body,
+                    step: 1i128,
+                    offset: 0i128,
+                    member_at: __placed_at_pointer_to_raw_data,
+                    width: 4,
+                    signed: false,
+                    big_endian: false,
+                    ty: "u32",
+                    member: "pointer_to_raw_data",
+                },
+            );
         }
         Ok(())
     }
