@@ -275,9 +275,13 @@ pub(crate) fn placed_instances(s: &Schema, t: &TypeDef) -> HashMap<String, Place
     out
 }
 
-/// How many expressions of `t` use each name and each `a.b` path.
+/// How many expressions of `t` use each name and each `a.b` path. The expression of a value
+/// instance that no other expression needs (directly or through other value instances) is
+/// not counted: nothing the writer writes depends on it, so an offset it reads (`pos_data -
+/// rva`, a lookup through a section table) may still be derived.
 fn path_uses(t: &TypeDef) -> HashMap<String, usize> {
     let mut uses: HashMap<String, usize> = HashMap::new();
+    let read_only = read_only_values(t);
     let mut count = |e: &Expr| {
         let mut seen = std::collections::HashSet::new();
         crate::instances::visit(e, &mut |x| match x {
@@ -296,8 +300,10 @@ fn path_uses(t: &TypeDef) -> HashMap<String, usize> {
         }
     };
     let mut copy = t.clone();
-    for (e, _) in crate::context::type_exprs(&mut copy) {
-        count(&e.expr);
+    for (e, kp) in crate::context::type_exprs(&mut copy) {
+        if !read_only.iter().any(|v| kp.starts_with(v.as_str())) {
+            count(&e.expr);
+        }
     }
     for f in &t.fields {
         if let Some(at) = &f.at {
@@ -305,6 +311,60 @@ fn path_uses(t: &TypeDef) -> HashMap<String, usize> {
         }
     }
     uses
+}
+
+/// The key paths (`types.x.instances.v.`, with the dot) of the value instances of `t` that no
+/// field expression, position or `to-string` of `t` needs, directly or through other value
+/// instances.
+fn read_only_values(t: &TypeDef) -> Vec<String> {
+    use std::collections::HashSet;
+    let prefix = |i: &Instance| format!("{}.", i.key_path);
+    let mut copy = t.clone();
+    let exprs: Vec<(Expr, String)> = crate::context::type_exprs(&mut copy)
+        .into_iter()
+        .map(|(e, kp)| (e.expr.clone(), kp))
+        .collect();
+    let names_of = |e: &Expr| {
+        let mut seen = HashSet::new();
+        crate::instances::visit(e, &mut |x| {
+            if let Expr::Name(n) = x {
+                seen.insert(n.clone());
+            }
+        });
+        seen
+    };
+    let value_kp = |kp: &str| t.instances.iter().find(|i| kp.starts_with(&prefix(i)));
+    // The value instances needed: named by a non-value expression, then by a needed one.
+    let mut needed: HashSet<String> = HashSet::new();
+    for (e, kp) in &exprs {
+        if value_kp(kp).is_none() {
+            needed.extend(names_of(e));
+        }
+    }
+    for f in &t.fields {
+        if let Some(at) = &f.at {
+            needed.extend(names_of(&at.pos.expr));
+        }
+    }
+    if let Some(ts) = &t.to_string {
+        needed.extend(names_of(&ts.expr));
+    }
+    loop {
+        let before = needed.len();
+        for (e, kp) in &exprs {
+            if value_kp(kp).is_some_and(|i| needed.contains(&i.id)) {
+                needed.extend(names_of(e));
+            }
+        }
+        if needed.len() == before {
+            break;
+        }
+    }
+    t.instances
+        .iter()
+        .filter(|i| !needed.contains(&i.id))
+        .map(prefix)
+        .collect()
 }
 
 /// A plain integer field of `t`'s `seq` that the writer may write as it chooses.

@@ -11,18 +11,26 @@ use crate::instances::{field_names, keeps_read_pos, names, uses_io, visit};
 use crate::ir::Field;
 use std::collections::HashSet;
 
-/// Every name and every member name (`b` of `a.b`) the expressions of the schema use.
+/// Every name and every member name (`b` of `a.b`) the expressions of the schema use,
+/// positions of positional instances included (`pos: descs[0].table_block * 1024` needs
+/// `descs` read when it is read).
 pub(crate) fn schema_refs(s: &crate::ir::Schema) -> HashSet<String> {
     let mut out = HashSet::new();
+    let mut add = |e: &Expr| {
+        visit(e, &mut |x| match x {
+            Expr::Name(n) | Expr::Attr(_, n) => {
+                out.insert(n.clone());
+            }
+            _ => {}
+        })
+    };
     for t in &s.types {
         let mut copy = t.clone();
         for (e, _) in crate::context::type_exprs(&mut copy) {
-            visit(&e.expr, &mut |x| match x {
-                Expr::Name(n) | Expr::Attr(_, n) => {
-                    out.insert(n.clone());
-                }
-                _ => {}
-            });
+            add(&e.expr);
+        }
+        for at in t.fields.iter().filter_map(|f| f.at.as_ref()) {
+            add(&at.pos.expr);
         }
     }
     out

@@ -2219,6 +2219,9 @@ pub(crate) struct Placement {
     /// Placed by the writer itself ([`ByteWriter::derive_position`]): it may start after
     /// the end of the output, the bytes between being zero (padding the writer chose).
     pub(crate) derived: bool,
+    /// An instance of a nested type whose place is chosen when the output is laid out
+    /// ([`ByteWriter::place_floating`]); `at` means nothing until then.
+    pub(crate) float: Option<crate::positional::FloatAt>,
 }
 
 /// A growable output buffer, used by every generated writer.

@@ -46,6 +46,75 @@ pub struct Saved {
     nbits: u8,
 }
 
+/// How the writer places a positional instance of a nested type
+/// ([`ByteWriter::place_floating`]): where it was read, the form of its position and the
+/// integer field it writes the position into, `(position - offset) / step`.
+#[derive(Debug, Clone, Copy)]
+pub struct Floating {
+    /// Where the instance was read (position in its stream, bytes read), for a decoded value.
+    pub kept: Option<(i128, u64)>,
+    /// The multiplier of the position (positive).
+    pub step: i128,
+    /// The literal added to the position.
+    pub offset: i128,
+    /// The field's first byte, as [`ByteWriter::len`] before it was written.
+    pub member_at: usize,
+    /// The field's width in bytes (1 to 8).
+    pub width: usize,
+    /// Whether the field is signed.
+    pub signed: bool,
+    /// Whether the field is big-endian.
+    pub big_endian: bool,
+    /// The field's Rust type (`u32`), for a number that does not fit.
+    pub ty: &'static str,
+    /// The field's path (`pointer_to_raw_data`, `head.ofs_body`), for messages.
+    pub member: &'static str,
+}
+
+impl Floating {
+    /// `n` in the field's width and byte order.
+    ///
+    /// Errors: `OutOfRange` naming the field when `n` does not fit it.
+    fn number_bytes(&self, n: i128) -> Result<Vec<u8>, EncodeError> {
+        let bits = (self.width.clamp(1, 8) * 8) as u32;
+        let (lo, hi) = if self.signed {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        };
+        if n < lo || n > hi {
+            return Err(EncodeError::new(EncodeErrorKind::OutOfRange {
+                value: n.to_string(),
+                ty: self.ty,
+            })
+            .in_field(self.member));
+        }
+        let le = n.to_le_bytes();
+        let mut b = le[..self.width.clamp(1, 8)].to_vec();
+        if self.big_endian {
+            b.reverse();
+        }
+        Ok(b)
+    }
+}
+
+/// A [`Floating`] instance as queued: its kept place and the field's byte, absolute.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FloatAt {
+    pub(crate) f: Floating,
+    pub(crate) kept: Option<(usize, u64)>,
+    pub(crate) start: usize,
+    pub(crate) member_at: usize,
+}
+
+/// Whether `bytes` at `at` agree with `other` at `from` where they overlap.
+fn overlap_agrees(at: usize, bytes: &[u8], from: usize, other: &[u8]) -> bool {
+    let end = at.saturating_add(bytes.len());
+    let lo = at.max(from);
+    let hi = end.min(from.saturating_add(other.len()));
+    lo >= hi || bytes[lo - at..hi - at] == other[lo - from..hi - from]
+}
+
 impl<'a, T: Tracer> ByteReader<'a, T> {
     /// `_io.pos`: the position of the next byte, from the start of the stream being read.
     #[inline]
@@ -306,8 +375,119 @@ impl ByteWriter {
             what,
             whole,
             derived,
+            float: None,
         });
         self.placed.append(&mut inner);
+    }
+
+    /// Queues the positional instance written into `value` (made by
+    /// [`ByteWriter::instance_writer`] at any position) of a type that is not the root, whose
+    /// position the writer derives (`pos: ofs_body` in the type of a list element): its place
+    /// is chosen when the root lays out the output ([`ByteWriter::lay_out_positional`]), once
+    /// every byte and every other instance is known, by the rule of
+    /// [`ByteWriter::derive_position`], and the number `f` describes is then written over the
+    /// bytes written for it. Instances queued by `value` itself keep their own positions.
+    pub fn place_floating(&mut self, mut value: ByteWriter, what: &'static str, f: Floating) {
+        let kept = f.kept.and_then(|(p, n)| {
+            usize::try_from(p)
+                .ok()
+                .and_then(|p| p.checked_add(self.start))
+                .map(|a| (a, n))
+        });
+        let float = FloatAt {
+            f,
+            kept,
+            start: self.start,
+            member_at: self.origin.saturating_add(f.member_at),
+        };
+        let mut inner = std::mem::take(&mut value.placed);
+        let bytes = value.into_bytes();
+        self.placed.push(Placement {
+            at: 0,
+            bytes,
+            what,
+            whole: false,
+            derived: true,
+            float: Some(float),
+        });
+        self.placed.append(&mut inner);
+    }
+
+    /// Chooses the place of each instance queued by [`ByteWriter::place_floating`], in the
+    /// order queued, and writes its number: a kept place while its bytes fit there and agree
+    /// with every instance placed so far, else the first position of the form `offset + step
+    /// × n` at or after the end of the output and of every instance placed so far.
+    fn resolve_floating(
+        &mut self,
+        placed: &mut [Placement],
+        seq_end: usize,
+    ) -> Result<(), EncodeError> {
+        let fixed = |p: &Placement| !p.whole && p.float.is_none();
+        for i in 0..placed.len() {
+            let Some(fa) = placed[i].float else {
+                continue;
+            };
+            let (step, offset) = (fa.f.step, fa.f.offset);
+            let bytes = &placed[i].bytes;
+            let agrees = |at: usize| {
+                placed
+                    .iter()
+                    .filter(|p| fixed(p))
+                    .all(|p| overlap_agrees(at, bytes, p.at, &p.bytes))
+            };
+            let bad = |v: String| {
+                EncodeError::new(EncodeErrorKind::OutOfRange {
+                    value: v,
+                    ty: "a position in the stream",
+                })
+            };
+            if step <= 0 {
+                return Err(bad(format!("a step of {step}")).in_field(placed[i].what));
+            }
+            let at = match fa.kept {
+                Some((a, read)) if bytes.len() as u64 <= read && agrees(a) => a,
+                _ => {
+                    let end = placed
+                        .iter()
+                        .filter(|p| fixed(p))
+                        .map(|p| p.at.saturating_add(p.bytes.len()))
+                        .fold(self.buf.len(), usize::max);
+                    let rel = end.saturating_sub(fa.start) as i128;
+                    let from = rel.max(offset) - offset;
+                    let n = from.checked_add(step - 1).map(|x| x / step);
+                    n.and_then(|n| n.checked_mul(step))
+                        .and_then(|x| x.checked_add(offset))
+                        .and_then(|x| usize::try_from(x).ok())
+                        .and_then(|x| x.checked_add(fa.start))
+                        .ok_or_else(|| bad(end.to_string()).in_field(placed[i].what))?
+                }
+            };
+            let number = ((at - fa.start) as i128 - offset) / step;
+            let b = fa.f.number_bytes(number)?;
+            let m = fa.member_at;
+            let end = m.saturating_add(b.len());
+            // The field is in the bytes written in sequence or in an instance (which lies
+            // over the kept bytes after them).
+            let holder = placed.iter_mut().find(|p| {
+                !p.whole && p.float.is_none() && p.at <= m && end <= p.at + p.bytes.len()
+            });
+            match holder {
+                Some(h) if end > seq_end => {
+                    let k = m - h.at;
+                    h.bytes[k..k + b.len()].copy_from_slice(&b);
+                }
+                _ if end <= seq_end => self.buf[m..end].copy_from_slice(&b),
+                _ => {
+                    return Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
+                        "`{}`, the position of `{}`, is not in the output",
+                        fa.f.member, placed[i].what
+                    ))))
+                }
+            }
+            placed[i].at = at;
+            placed[i].float = None;
+        }
+        Ok(())
     }
     /// Where the writer places a positional instance (its encoded `bytes`) whose position it
     /// derives (`pos: ofs_index`, `pos: block * 64`): the position in the stream being
@@ -351,7 +531,7 @@ impl ByteWriter {
         let end = self
             .placed
             .iter()
-            .filter(|p| !p.whole)
+            .filter(|p| !p.whole && p.float.is_none())
             .map(|p| p.at + p.bytes.len())
             .fold(here, usize::max);
         let end = end.saturating_sub(self.start) as i128;
@@ -378,7 +558,7 @@ impl ByteWriter {
         };
         self.placed
             .iter()
-            .filter(|p| !p.whole)
+            .filter(|p| !p.whole && p.float.is_none())
             .all(|p| agrees(p.at, &p.bytes))
     }
 
@@ -400,6 +580,7 @@ impl ByteWriter {
             return Ok(());
         }
         let mut placed = std::mem::take(&mut self.placed);
+        self.resolve_floating(&mut placed, seq_end)?;
         // An absent instance (`if` false) or one that takes no bytes has nothing to lay out.
         placed.retain(|p| !p.bytes.is_empty());
         placed.sort_by_key(|p| p.at);
@@ -498,6 +679,64 @@ mod tests {
         }
         let e = r.enter_instance(0, false).unwrap_err();
         assert!(matches!(e.kind, DecodeErrorKind::Semantic(_)), "{e}");
+    }
+
+    fn floating(kept: Option<(i128, u64)>, step: i128, width: usize) -> Floating {
+        Floating {
+            kept,
+            step,
+            offset: 0,
+            member_at: 0,
+            width,
+            signed: false,
+            big_endian: true,
+            ty: if width == 1 { "u8" } else { "u16" },
+            member: "ofs",
+        }
+    }
+
+    #[test]
+    fn a_floating_instance_is_placed_once_everything_is_written() {
+        // The number at byte 0 (u16 big-endian), the instance queued before a byte written
+        // after it, on a 4-byte step: it goes after that byte, at 4, block 1.
+        let mut w = ByteWriter::new();
+        w.write_bytes(&[0xff, 0xff]);
+        let mut i = w.instance_writer(0, false).unwrap();
+        i.write_bytes(b"abc");
+        w.place_floating(i, "types.t.instances.x", floating(None, 4, 2));
+        w.write_bytes(&[9]);
+        w.lay_out_positional(&[]).unwrap();
+        assert_eq!(w.into_bytes(), [0, 1, 9, 0, b'a', b'b', b'c']);
+        // A kept place that its bytes still fit is kept, over the kept bytes.
+        let mut w = ByteWriter::new();
+        w.write_bytes(&[0, 0, 9]);
+        let mut i = w.instance_writer(0, false).unwrap();
+        i.write_bytes(b"ab");
+        w.place_floating(i, "types.t.instances.x", floating(Some((4, 3)), 1, 2));
+        w.lay_out_positional(&[0xee, 1, 2, 3]).unwrap();
+        assert_eq!(w.into_bytes(), [0, 4, 9, 0xee, b'a', b'b', 3]);
+        // One that grew goes after everything.
+        let mut w = ByteWriter::new();
+        w.write_bytes(&[0, 0, 9]);
+        let mut i = w.instance_writer(0, false).unwrap();
+        i.write_bytes(b"abcd");
+        w.place_floating(i, "types.t.instances.x", floating(Some((4, 3)), 1, 2));
+        w.lay_out_positional(&[0xee, 1, 2, 3]).unwrap();
+        assert_eq!(
+            w.into_bytes(),
+            [0, 7, 9, 0xee, 1, 2, 3, b'a', b'b', b'c', b'd']
+        );
+        // A number that does not fit its field is refused, naming it.
+        let mut w = ByteWriter::new();
+        w.write_bytes(&[0; 300]);
+        let mut i = w.instance_writer(0, false).unwrap();
+        i.write_bytes(b"a");
+        w.place_floating(i, "types.t.instances.x", floating(None, 1, 1));
+        let e = w.lay_out_positional(&[]).unwrap_err().to_string();
+        assert!(
+            e.contains("ofs") && e.contains("300") && e.contains("u8"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -628,6 +867,7 @@ impl ByteWriter {
             what,
             whole: false,
             derived: false,
+            float: None,
         });
         for p in all {
             let found = stream.get(p.at..p.at.saturating_add(p.bytes.len()));

@@ -228,7 +228,9 @@ pub(crate) fn holder_write(
 
 /// The write of a positional instance the writer places itself: encode it once to see its
 /// bytes, choose its position (`ByteWriter::derive_position`), write the member it derives
-/// from over the bytes written for it, then encode it at that position and queue it.
+/// from over the bytes written for it, then encode it at that position and queue it. In a
+/// type other than the root the instance is queued to be placed when the root lays out the
+/// output (`ByteWriter::place_floating`).
 fn placed_write(em: &Emitter<'_>, f: &Field, p: &Placed, stmt: TokenStream) -> Option<TokenStream> {
     let tn = em.cur_type.borrow().clone();
     let FieldKind::Int {
@@ -271,6 +273,32 @@ fn placed_write(em: &Emitter<'_>, f: &Field, p: &Placed, stmt: TokenStream) -> O
         _ => quote!((__pos - #offset) / #step),
     };
     let is_root = em.s.types.first().is_some_and(|r| r.name == tn);
+    if !is_root {
+        // Placed once the root lays out the output: until then the bytes written after this
+        // type (later list elements, the rest of the enclosing types) are not known.
+        let width = proc_macro2::Literal::usize_unsuffixed(*bytes as usize);
+        let big = matches!(endian, Endian::Be);
+        return Some(quote! {
+            {
+                let mut __tw = __w.instance_writer(0, false).map_err(|e| e.in_field(#fid))?;
+                {
+                    let __w = &mut __tw;
+                    #stmt
+                }
+                __w.place_floating(__tw, #what, ::statepack_runtime::positional::Floating {
+                    kept: self.#kept,
+                    step: #step,
+                    offset: #offset,
+                    member_at: #at #within,
+                    width: #width,
+                    signed: #signed,
+                    big_endian: #big,
+                    ty: #tyname,
+                    member: #mid,
+                });
+            }
+        });
+    }
     let reserved = if is_root {
         quote!(self.__beyond.len())
     } else {

@@ -631,28 +631,8 @@ impl Holder {
                 .map_err(|e: __io::EncodeError| e.in_field("child"))?;
         }
         {
-            let __probe = {
-                let mut __tw = __w
-                    .instance_writer(0, false)
-                    .map_err(|e| e.in_field("trailer"))?;
-                {
-                    let __w = &mut __tw;
-                    {
-                        let __v = &self.trailer;
-                        __w.write_u8(*__v);
-                    }
-                }
-                __tw
-            };
-            let __pos: i128 = __w
-                .derive_position(self.__pos_trailer, __probe.as_bytes(), 1i128, 0i128, 0)
-                .map_err(|e| e.in_field("trailer"))?;
-            let __n: u8 = ::statepack_runtime::io::fit(__pos, "u8")
-                .map_err(|e| e.in_field("ofs"))?;
-            __w.patch_bytes(__placed_at_ofs, &__n.to_le_bytes())
-                .map_err(|e| e.in_field("ofs"))?;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .instance_writer(0, false)
                 .map_err(|e| e.in_field("trailer"))?;
             {
                 let __w = &mut __tw;
@@ -661,7 +641,21 @@ impl Holder {
                     __w.write_u8(*__v);
                 }
             }
-            __w.place_derived(__tw, "types.holder.instances.trailer");
+            __w.place_floating(
+                __tw,
+                "types.holder.instances.trailer",
+                ::statepack_runtime::positional::Floating {
+                    kept: self.__pos_trailer,
+                    step: 1i128,
+                    offset: 0i128,
+                    member_at: __placed_at_ofs,
+                    width: 1,
+                    signed: false,
+                    big_endian: false,
+                    ty: "u8",
+                    member: "ofs",
+                },
+            );
         }
         Ok(())
     }
