@@ -12,12 +12,13 @@
 //! - tar: the header's numbers are ASCII octal strings, which the writer does not derive: the
 //!   test writes the data size (`size_octal`), the header checksum and the zero padding of the
 //!   data to 512 bytes; the writer checks that the data and padding agree with them.
-//! - ZIP: the central directory's size is derived, and its offset (`ofs_central_dir`) is placed
-//!   by the writer; the CRC-32 of an entry is computed by the test. A member whose local header
-//!   or data grows is refused on write (see `a_zip_member_that_grows_is_refused`): the
-//!   end-of-central-directory record sits at `_io.size - 22` (kept where it was read) and each
-//!   local header at its entry's `ofs_local_header` through `io: _root._io`, positions the
-//!   writer keeps rather than derives.
+//! - ZIP: the end-of-central-directory record (`pos: _io.size - 22`) is written at the end of
+//!   the file; the central directory's offset and size and each local header's offset
+//!   (`ofs_local_header`, with `io: _root._io`) are derived, as are the name, extra and data
+//!   lengths. A member's CRC-32 and its uncompressed size (which the writer cannot tell from
+//!   stored bytes) are set by the test. A local header or central directory that no longer
+//!   fits where it was read moves after everything else; the bytes it left keep their old
+//!   contents, which nothing points at any more.
 
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
@@ -33,7 +34,7 @@ mod real_tar;
 mod real_zip;
 
 use statepack_runtime::io::ByteWriter;
-use std::io::Read;
+use std::io::{Cursor, Read, Write};
 use std::path::Path;
 
 /// Reads `bytes` with the `--schema` interpreter from `tests/run/<name>.ksy` and compares the
@@ -351,4 +352,230 @@ fn a_tar_member_whose_data_disagrees_with_its_size_is_refused() {
     v.members[1].data.push(b'!');
     let e = v.encode().unwrap_err().to_string();
     assert!(e.contains("data"), "{e}");
+}
+
+// ---------------------------------------------------------------- ZIP
+
+use real_zip::RealZip;
+
+/// The members of the ZIP archives below: a short text and 300 bytes of binary.
+fn zip_members() -> Vec<(String, Vec<u8>)> {
+    vec![
+        ("hello.txt".to_owned(), b"Hello, zip!\n".to_vec()),
+        (
+            "dir/data.bin".to_owned(),
+            (0..300u32).map(|i| (i * 7) as u8).collect(),
+        ),
+    ]
+}
+
+/// A ZIP archive made by the `zip` crate, every member stored (not compressed).
+fn zip_file() -> Vec<u8> {
+    let mut z = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let opts =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (name, data) in zip_members() {
+        z.start_file(name, opts).unwrap();
+        z.write_all(&data).unwrap();
+    }
+    z.finish().unwrap().into_inner()
+}
+
+/// What the zip crate reads from `bytes`: each member's name, size, CRC-32 and data (reading
+/// a member to its end checks its CRC-32).
+fn zip_read(bytes: &[u8]) -> Vec<(String, u64, u32, Vec<u8>)> {
+    let mut a = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
+    (0..a.len())
+        .map(|i| {
+            let mut f = a.by_index(i).unwrap();
+            let mut data = Vec::new();
+            f.read_to_end(&mut data).unwrap();
+            (f.name().unwrap().into_owned(), f.size(), f.crc32(), data)
+        })
+        .collect()
+}
+
+#[test]
+fn zip_central_directory_found_from_the_end_and_written_back() {
+    let bytes = zip_file();
+    let by_zip = zip_read(&bytes);
+    let v = RealZip::decode(&bytes).unwrap();
+    let eocd = &v.end_of_central_dir;
+    assert_eq!((eocd.num_entries, eocd.num_entries_on_disk), (2, 2));
+    assert!(eocd.comment.is_empty());
+    let entries = &eocd.central_dir.entries;
+    assert_eq!(entries.len(), 2);
+    for (e, (name, size, crc, data)) in entries.iter().zip(&by_zip) {
+        assert_eq!(&e.name, name);
+        assert_eq!(e.compression, 0, "stored");
+        assert_eq!(
+            (e.len_compressed as u64, e.len_uncompressed as u64),
+            (*size, *size)
+        );
+        assert_eq!(e.crc32, *crc);
+        let local = &e.local_file;
+        assert_eq!(&local.name, name);
+        assert_eq!(local.crc32, *crc);
+        assert_eq!(&local.data, data);
+    }
+    assert_eq!(
+        by_zip
+            .iter()
+            .map(|(n, _, _, d)| (n.clone(), d.clone()))
+            .collect::<Vec<_>>(),
+        zip_members()
+    );
+    assert_eq!(v.encode().unwrap(), bytes);
+    interpreter_agrees("real_zip", &bytes, &v);
+}
+
+/// CRC-32 of `data`, as ZIP stores it for a member.
+fn crc32(data: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(data);
+    h.finalize()
+}
+
+#[test]
+fn zip_members_renamed_and_grown_are_placed_by_the_writer() {
+    let bytes = zip_file();
+    let v = RealZip::decode(&bytes).unwrap();
+    let mut e = v.clone();
+    let entries = &mut e.end_of_central_dir.central_dir.entries;
+    // Rename the first member (its local header and its central directory entry grow) and
+    // grow the second member's data.
+    let first = &mut entries[0];
+    first.name = "greetings/hello.txt".to_owned();
+    first.local_file.name = first.name.clone();
+    let more: Vec<u8> = (0..900u32).map(|i| (i * 13) as u8).collect();
+    let second = &mut entries[1];
+    let (len, crc) = (more.len() as u32, crc32(&more));
+    (second.len_compressed, second.len_uncompressed, second.crc32) = (len, len, crc);
+    let local = &mut second.local_file;
+    (local.len_uncompressed, local.crc32) = (len, crc);
+    local.data = more.clone();
+    let out = e.encode().unwrap();
+
+    // Read back by the generated reader, the interpreter and the zip crate.
+    let back = RealZip::decode(&out).unwrap();
+    // The offsets are members (they say where things were read) that the writer computes:
+    // what the edited value held there was not used.
+    let mut expect = e.clone();
+    let eocd = &mut expect.end_of_central_dir;
+    eocd.ofs_central_dir = back.end_of_central_dir.ofs_central_dir;
+    for (x, y) in eocd
+        .central_dir
+        .entries
+        .iter_mut()
+        .zip(&back.end_of_central_dir.central_dir.entries)
+    {
+        x.ofs_local_header = y.ofs_local_header;
+    }
+    assert_eq!(back, expect);
+    interpreter_agrees("real_zip", &out, &back);
+    let by_zip = zip_read(&out);
+    assert_eq!(
+        by_zip,
+        [
+            (
+                "greetings/hello.txt".to_owned(),
+                12,
+                crc32(b"Hello, zip!\n"),
+                b"Hello, zip!\n".to_vec()
+            ),
+            ("dir/data.bin".to_owned(), 900, crc, more),
+        ]
+    );
+    // The places the writer derived: the end-of-central-directory record ends the file and
+    // says where the central directory is and how long; each entry says where its local
+    // header is, and the member's data follows that header.
+    let eocd = &back.end_of_central_dir;
+    assert_eq!(&out[out.len() - 22..out.len() - 18], b"PK\x05\x06");
+    let ofs_cd = eocd.ofs_central_dir as usize;
+    let len_cd = u32::from_le_bytes(out[out.len() - 10..out.len() - 6].try_into().unwrap());
+    assert_eq!(ofs_cd + len_cd as usize, out.len() - 22);
+    assert_eq!(&out[ofs_cd..ofs_cd + 4], b"PK\x01\x02");
+    assert_ne!(ofs_cd as u32, v.end_of_central_dir.ofs_central_dir, "moved");
+    for (entry, name) in eocd
+        .central_dir
+        .entries
+        .iter()
+        .zip(["greetings/hello.txt", "dir/data.bin"])
+    {
+        let at = entry.ofs_local_header as usize;
+        assert_eq!(&out[at..at + 4], b"PK\x03\x04");
+        assert_eq!(&out[at + 30..at + 30 + name.len()], name.as_bytes());
+    }
+    // The second member's local header did not fit where it was: it moved.
+    let old = &v.end_of_central_dir.central_dir.entries;
+    assert_ne!(
+        eocd.central_dir.entries[1].ofs_local_header,
+        old[1].ofs_local_header
+    );
+}
+
+#[test]
+fn a_zip_archive_built_by_hand_is_laid_out_by_the_writer() {
+    use real_zip::{CentralDir, CentralDirEntry, EndOfCentralDir, LocalFile};
+    let members = zip_members();
+    let entries: Vec<CentralDirEntry> = members
+        .iter()
+        .map(|(name, data)| {
+            let (len, crc) = (data.len() as u32, crc32(data));
+            CentralDirEntry {
+                version_made_by: 20,
+                version_needed: 10,
+                crc32: crc,
+                len_compressed: len,
+                len_uncompressed: len,
+                name: name.clone(),
+                local_file: Box::new(LocalFile {
+                    version_needed: 10,
+                    crc32: crc,
+                    len_uncompressed: len,
+                    name: name.clone(),
+                    data: data.clone(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }
+        })
+        .collect();
+    let v = RealZip {
+        end_of_central_dir: Box::new(EndOfCentralDir {
+            num_entries_on_disk: 2,
+            num_entries: 2,
+            central_dir: Box::new(CentralDir {
+                entries,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let out = v.encode().unwrap();
+    // Local headers first, in order, then the central directory, then the record.
+    let local_len = |(n, d): &(String, Vec<u8>)| 30 + n.len() + d.len();
+    let cd_at = members.iter().map(local_len).sum::<usize>();
+    let cd_len = members.iter().map(|(n, _)| 46 + n.len()).sum::<usize>();
+    assert_eq!(out.len(), cd_at + cd_len + 22);
+    let back = RealZip::decode(&out).unwrap();
+    let eocd = &back.end_of_central_dir;
+    assert_eq!(eocd.ofs_central_dir as usize, cd_at);
+    let ofs: Vec<u32> = eocd
+        .central_dir
+        .entries
+        .iter()
+        .map(|e| e.ofs_local_header)
+        .collect();
+    assert_eq!(ofs, [0, local_len(&members[0]) as u32]);
+    interpreter_agrees("real_zip", &out, &back);
+    let by_zip = zip_read(&out);
+    assert_eq!(
+        by_zip
+            .into_iter()
+            .map(|(n, _, _, d)| (n, d))
+            .collect::<Vec<_>>(),
+        members
+    );
 }

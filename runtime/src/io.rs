@@ -2219,6 +2219,9 @@ pub(crate) struct Placement {
     /// Placed by the writer itself ([`ByteWriter::derive_position`]): it may start after
     /// the end of the output, the bytes between being zero (padding the writer chose).
     pub(crate) derived: bool,
+    /// A trailer (`pos: _io.size - k` in the root type, [`ByteWriter::trailer_writer`]):
+    /// laid out after everything else, where it ends the output; `at` is provisional.
+    pub(crate) trailer: bool,
 }
 
 /// A growable output buffer, used by every generated writer.
@@ -2236,6 +2239,14 @@ pub struct ByteWriter {
     /// This writer holds a positional instance of the whole output (`io: _root._io`): its
     /// `origin` is absolute even when it is queued inside a processed substream.
     pub(crate) whole: bool,
+    /// Absolute offset before which no instance this writer places itself
+    /// ([`ByteWriter::derive_position`]) may start: the end of the enclosing writer's bytes
+    /// and instances when this writer was made, and of this writer's own bytes when they are
+    /// known in advance ([`ByteWriter::placed_writer`]).
+    pub(crate) floor: usize,
+    /// This writer's own bytes go after everything it places itself (a trailer, or an
+    /// instance whose position the writer derives), so they do not count where those go.
+    pub(crate) moves: bool,
     /// Pending bits of an unfinished byte (the low `nbits` bits).
     bits: u8,
     nbits: u8,
@@ -2259,6 +2270,8 @@ impl ByteWriter {
             placed: Vec::new(),
             origin: 0,
             whole: false,
+            floor: 0,
+            moves: false,
             bits: 0,
             nbits: 0,
             bits_le: false,
@@ -2274,6 +2287,8 @@ impl ByteWriter {
             placed: Vec::new(),
             origin: 0,
             whole: false,
+            floor: 0,
+            moves: false,
             bits: 0,
             nbits: 0,
             bits_le: false,

@@ -369,9 +369,7 @@ impl Chunk {
         __w.write_bytes(&self.__unread);
         {
             let __probe = {
-                let mut __tw = __w
-                    .instance_writer(0, false)
-                    .map_err(|e| e.in_field("at_ofs"))?;
+                let mut __tw = __w.probe_writer(0, false);
                 {
                     let __w = &mut __tw;
                     {
@@ -381,15 +379,15 @@ impl Chunk {
                 }
                 __tw
             };
-            let __pos: i128 = __w
-                .derive_position(self.__pos_at_ofs, __probe.as_bytes(), 1i128, 0i128, 0)
+            let (__pos, __kept): (i128, bool) = __w
+                .derive_placed(self.__pos_at_ofs, &__probe, 1i128, 0i128, 0, false)
                 .map_err(|e| e.in_field("at_ofs"))?;
             let __n: u8 = ::statepack_runtime::io::fit(__pos, "u8")
                 .map_err(|e| e.in_field("ofs"))?;
             __w.patch_bytes(__placed_at_ofs, &__n.to_le_bytes())
                 .map_err(|e| e.in_field("ofs"))?;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .placed_writer(__pos, __kept, __probe.len(), 0, false)
                 .map_err(|e| e.in_field("at_ofs"))?;
             {
                 let __w = &mut __tw;
