@@ -239,7 +239,7 @@ pub(crate) fn placed_instances(s: &Schema, t: &TypeDef) -> HashMap<String, Place
         let Some(at) = &f.at else {
             continue;
         };
-        if at.whole || at.io_of.is_some() || f.cond.is_some() {
+        if at.io_of.is_some() || f.cond.is_some() {
             continue;
         }
         let Some((path, step, offset)) = linear(&at.pos.expr) else {

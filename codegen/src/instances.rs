@@ -219,6 +219,37 @@ pub(crate) fn is_stream_position(e: &Expr) -> bool {
     matches!(e, Expr::Attr(a, p) if p == "pos" && matches!(&**a, Expr::Name(n) if n == "_io"))
 }
 
+/// `k` when `e` is `_io.size - k` (a literal `k` ≥ 0): the last `k` bytes of the stream.
+pub(crate) fn from_end(e: &Expr) -> Option<i128> {
+    use crate::expr::BinOp;
+    let Expr::Binary(BinOp::Sub, a, b) = e else {
+        return None;
+    };
+    match (&**a, &**b) {
+        (Expr::Attr(io, size), Expr::Int(k)) if size == "size" && *k >= 0 => {
+            matches!(&**io, Expr::Name(n) if n == "_io").then_some(*k)
+        }
+        _ => None,
+    }
+}
+
+/// The root type's trailer, `(name, k)`: its only positional instance at `pos: _io.size - k`
+/// (without `io: value._io` or `if`), such as a ZIP archive's end-of-central-directory
+/// record. The Rust writer puts it after everything else, where it ends the file.
+pub(crate) fn trailer(s: &crate::ir::Schema) -> Option<(String, i128)> {
+    let root = s.types.first()?;
+    let mut found = root.fields.iter().filter_map(|f| {
+        let at = f.at.as_ref()?;
+        let k = from_end(&at.pos.expr)?;
+        Some((f, at, k))
+    });
+    let (f, at, k) = found.next()?;
+    if found.next().is_some() || at.io_of.is_some() || f.cond.is_some() {
+        return None;
+    }
+    Some((f.id.clone(), k))
+}
+
 /// Whether the reader keeps where it read positional instance `at` (member `__pos_<name>`),
 /// for its writer to put it back there: its `pos` is computed from its own stream
 /// (`_io.size - 8`), which is not complete while writing. Every backend follows this rule.

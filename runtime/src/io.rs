@@ -2222,6 +2222,9 @@ pub(crate) struct Placement {
     /// An instance of a nested type whose place is chosen when the output is laid out
     /// ([`ByteWriter::place_floating`]); `at` means nothing until then.
     pub(crate) float: Option<crate::positional::FloatAt>,
+    /// A trailer (`pos: _io.size - k` in the root type, [`ByteWriter::trailer_writer`]):
+    /// laid out after everything else, where it ends the output; `at` is provisional.
+    pub(crate) trailer: bool,
 }
 
 /// A growable output buffer, used by every generated writer.
@@ -2239,6 +2242,19 @@ pub struct ByteWriter {
     /// This writer holds a positional instance of the whole output (`io: _root._io`): its
     /// `origin` is absolute even when it is queued inside a processed substream.
     pub(crate) whole: bool,
+    /// Absolute offset before which no instance this writer places itself
+    /// ([`ByteWriter::derive_position`]) may start: the end of the enclosing writer's bytes
+    /// and instances when this writer was made, and of this writer's own bytes when they are
+    /// known in advance ([`ByteWriter::placed_writer`]).
+    pub(crate) floor: usize,
+    /// This writer's own bytes go after everything it places itself (a trailer, or an
+    /// instance whose position the writer derives), so they do not count where those go.
+    pub(crate) moves: bool,
+    /// This writer encodes a positional instance on its own (made by
+    /// [`ByteWriter::instance_writer`], `trailer_writer`, `probe_writer` or `placed_writer`):
+    /// the instances of nested types it holds are placed as they are written, not when the
+    /// root lays out the output ([`ByteWriter::in_instance`]).
+    pub(crate) instance: bool,
     /// Pending bits of an unfinished byte (the low `nbits` bits).
     bits: u8,
     nbits: u8,
@@ -2262,6 +2278,9 @@ impl ByteWriter {
             placed: Vec::new(),
             origin: 0,
             whole: false,
+            floor: 0,
+            moves: false,
+            instance: false,
             bits: 0,
             nbits: 0,
             bits_le: false,
@@ -2277,6 +2296,9 @@ impl ByteWriter {
             placed: Vec::new(),
             origin: 0,
             whole: false,
+            floor: 0,
+            moves: false,
+            instance: false,
             bits: 0,
             nbits: 0,
             bits_le: false,

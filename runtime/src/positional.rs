@@ -347,7 +347,157 @@ impl ByteWriter {
         w.origin = at;
         w.start = self.start;
         w.whole = whole;
+        w.floor = self.floor;
+        w.instance = true;
         Ok(w)
+    }
+
+    /// A writer to encode a positional instance whose position the writer derives once, to
+    /// learn its bytes and where the instances it places itself go: after everything written
+    /// or queued so far (with `reserved` bytes after this writer's own, the bytes the root
+    /// type keeps after its `seq`), as they will when it is encoded again at its place
+    /// ([`ByteWriter::derive_placed`], [`ByteWriter::placed_writer`]). With `whole`, an
+    /// instance of the whole output (`io: _root._io`).
+    pub fn probe_writer(&self, reserved: usize, whole: bool) -> ByteWriter {
+        let mut w = ByteWriter::new();
+        w.start = self.start;
+        w.whole = whole;
+        w.floor = self.frontier(reserved, whole);
+        w.moves = true;
+        w.instance = true;
+        w
+    }
+
+    /// Where the writer places the positional instance encoded in `probe` (made by
+    /// [`ByteWriter::probe_writer`]) and whether that is the place it was read at: as
+    /// [`ByteWriter::derive_position_in`], but a moved instance also goes after the instances
+    /// it places itself, so that a directory follows the entries it points at.
+    ///
+    /// Errors: as [`ByteWriter::derive_position`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn derive_placed(
+        &self,
+        kept: Option<(i128, u64)>,
+        probe: &ByteWriter,
+        step: i128,
+        offset: i128,
+        reserved: usize,
+        whole: bool,
+    ) -> Result<(i128, bool), EncodeError> {
+        let bytes = probe.as_bytes();
+        let at = self.derive_position_in(kept, bytes, step, offset, reserved, whole)?;
+        if kept.is_some_and(|(k, _)| k == at) {
+            return Ok((at, true));
+        }
+        let base = if whole { 0 } else { self.start };
+        let after = probe
+            .placed
+            .iter()
+            .map(|p| p.at + p.bytes.len())
+            .fold(0, usize::max)
+            .saturating_sub(base) as i128;
+        if at >= after {
+            return Ok((at, false));
+        }
+        let n = (after.max(offset) - offset + step - 1) / step;
+        Ok((n * step + offset, false))
+    }
+
+    /// The writer for the positional instance at `pos` whose position the writer chose
+    /// ([`ByteWriter::derive_placed`]; `kept`: the place it was read at) and whose bytes are
+    /// `len` long: the instances it places itself go where they went in its probe
+    /// ([`ByteWriter::probe_writer`]), and, when it kept its place, after its own bytes.
+    ///
+    /// Errors: those of [`ByteWriter::instance_writer`].
+    pub fn placed_writer(
+        &self,
+        pos: i128,
+        kept: bool,
+        len: usize,
+        reserved: usize,
+        whole: bool,
+    ) -> Result<ByteWriter, EncodeError> {
+        let mut w = self.instance_writer(pos, whole)?;
+        w.floor = self.frontier(reserved, whole);
+        if kept {
+            w.floor = w.floor.max(w.origin.saturating_add(len));
+        } else {
+            w.moves = true;
+        }
+        Ok(w)
+    }
+
+    /// A writer for a trailer: a positional instance of the root type at `pos: _io.size - k`
+    /// (the last `k` bytes of the file, such as a ZIP archive's end-of-central-directory
+    /// record). It goes after everything else ([`ByteWriter::place_trailer`]), so the
+    /// instances it places itself go after everything written or queued so far, including
+    /// `reserved` bytes after the root's `seq` (the bytes the root type keeps, `__beyond`).
+    pub fn trailer_writer(&self, reserved: usize) -> ByteWriter {
+        let at = self.frontier(reserved, false);
+        let mut w = ByteWriter::new();
+        w.origin = at;
+        w.start = self.start;
+        w.floor = at;
+        w.moves = true;
+        w.instance = true;
+        w
+    }
+
+    /// Queues the trailer written into `value` (made by [`ByteWriter::trailer_writer`]),
+    /// `k` bytes long, zero-padded when its bytes are fewer, with the instances it queued
+    /// itself. [`ByteWriter::lay_out_positional`] puts it at `read_at` (where a decoded value
+    /// found it, from the start of the stream; 0 for a value built by hand) or, when the
+    /// `seq` or another instance now reaches further, right after the furthest of them, and
+    /// ends the output with it.
+    ///
+    /// Errors: `Semantic` when its bytes are more than `k`, or a trailer is queued already.
+    pub fn place_trailer(
+        &mut self,
+        mut value: ByteWriter,
+        k: i128,
+        read_at: i128,
+        what: &'static str,
+    ) -> Result<(), EncodeError> {
+        let bad = |m: String| EncodeError::new(EncodeErrorKind::Semantic(m));
+        if self.placed.iter().any(|p| p.trailer) {
+            return Err(bad(format!(
+                "trailer `{what}`: a trailer is queued already, and only one can end the output"
+            )));
+        }
+        value.align_to_byte();
+        let n = value.buf.len();
+        let k = usize::try_from(k)
+            .ok()
+            .filter(|k| n <= *k)
+            .ok_or_else(|| {
+                bad(format!(
+                    "trailer `{what}` takes {n} byte(s), but its position leaves {k} at the end of the stream"
+                ))
+            })?;
+        value.buf.resize(k, 0);
+        let start = self.placed.len();
+        self.queue(value, what, true);
+        self.placed[start].trailer = true;
+        self.placed[start].at = usize::try_from(read_at)
+            .unwrap_or(0)
+            .saturating_add(self.start);
+        Ok(())
+    }
+
+    /// The first absolute offset after this writer's bytes (not counted when they move
+    /// after what it places), `reserved` bytes after them, its floor and the instances it
+    /// queued (of the whole output too when `whole`; never a trailer).
+    fn frontier(&self, reserved: usize, whole: bool) -> usize {
+        let own = if self.moves {
+            0
+        } else {
+            self.origin + self.len()
+        };
+        self.placed
+            .iter()
+            .filter(|p| (whole || !p.whole) && !p.trailer && p.float.is_none())
+            .map(|p| p.at + p.bytes.len())
+            .fold((own + reserved).max(self.floor), usize::max)
     }
 
     /// Queues the positional instance written into `value` (made by
@@ -376,8 +526,17 @@ impl ByteWriter {
             whole,
             derived,
             float: None,
+            trailer: false,
         });
         self.placed.append(&mut inner);
+    }
+
+    /// Whether this writer encodes a positional instance on its own (a trailer, an instance
+    /// placed or probed): a positional instance of a nested type written into it is placed
+    /// as it is written ([`ByteWriter::derive_placed`]) rather than queued with
+    /// [`ByteWriter::place_floating`], whose offset field must be in the root's output.
+    pub fn in_instance(&self) -> bool {
+        self.instance
     }
 
     /// Queues the positional instance written into `value` (made by
@@ -409,6 +568,7 @@ impl ByteWriter {
             whole: false,
             derived: true,
             float: Some(float),
+            trailer: false,
         });
         self.placed.append(&mut inner);
     }
@@ -509,6 +669,24 @@ impl ByteWriter {
         offset: i128,
         reserved: usize,
     ) -> Result<i128, EncodeError> {
+        self.derive_position_in(kept, bytes, step, offset, reserved, false)
+    }
+
+    /// As [`ByteWriter::derive_position`], for an instance of the stream being written or,
+    /// with `whole`, of the whole output (`io: _root._io`): the position is then from the
+    /// start of the output, and every instance queued so far counts.
+    ///
+    /// Errors: as [`ByteWriter::derive_position`].
+    pub fn derive_position_in(
+        &self,
+        kept: Option<(i128, u64)>,
+        bytes: &[u8],
+        step: i128,
+        offset: i128,
+        reserved: usize,
+        whole: bool,
+    ) -> Result<i128, EncodeError> {
+        let base = if whole { 0 } else { self.start };
         let bad = |v: String| {
             EncodeError::new(EncodeErrorKind::OutOfRange {
                 value: v,
@@ -520,21 +698,13 @@ impl ByteWriter {
         }
         if let Some((at, read)) = kept {
             let fits = u64::try_from(bytes.len()).is_ok_and(|n| n <= read);
-            let abs = usize::try_from(at)
-                .ok()
-                .and_then(|a| a.checked_add(self.start));
-            if abs.is_some_and(|a| fits && self.is_free(a, bytes)) {
+            let abs = usize::try_from(at).ok().and_then(|a| a.checked_add(base));
+            if abs.is_some_and(|a| fits && self.is_free(a, bytes, whole)) {
                 return Ok(at);
             }
         }
-        let here = self.origin + self.len() + reserved;
-        let end = self
-            .placed
-            .iter()
-            .filter(|p| !p.whole && p.float.is_none())
-            .map(|p| p.at + p.bytes.len())
-            .fold(here, usize::max);
-        let end = end.saturating_sub(self.start) as i128;
+        let end = self.frontier(reserved, whole);
+        let end = end.saturating_sub(base) as i128;
         let from = end.max(offset) - offset;
         let n = from
             .checked_add(step - 1)
@@ -549,7 +719,7 @@ impl ByteWriter {
     /// they overlap. (Bytes written in sequence are not asked: there an instance may lie over
     /// bytes its type keeps, such as the unread tail of a lenient sized type, and the lay-out
     /// refuses it, naming both, when they differ.)
-    fn is_free(&self, at: usize, bytes: &[u8]) -> bool {
+    fn is_free(&self, at: usize, bytes: &[u8], whole: bool) -> bool {
         let end = at.saturating_add(bytes.len());
         let agrees = |from: usize, other: &[u8]| {
             let lo = at.max(from);
@@ -558,7 +728,7 @@ impl ByteWriter {
         };
         self.placed
             .iter()
-            .filter(|p| !p.whole && p.float.is_none())
+            .filter(|p| (whole || !p.whole) && !p.trailer && p.float.is_none())
             .all(|p| agrees(p.at, &p.bytes))
     }
 
@@ -568,6 +738,9 @@ impl ByteWriter {
     /// must agree with the instance's bytes; `kept` bytes are replaced; an instance may go on
     /// past the end of the output (which grows), but may not start after it, since the bytes
     /// between would be made up.
+    ///
+    /// A trailer ([`ByteWriter::place_trailer`]) comes last, where it was read or right
+    /// after the furthest byte of the `seq` and of the other instances, and ends the output.
     ///
     /// Errors: `Semantic` naming both instances (or the instance and the fields written in
     /// sequence) and the byte offset where they disagree, or the instance that starts after
@@ -579,7 +752,9 @@ impl ByteWriter {
         if self.placed.is_empty() {
             return Ok(());
         }
-        let mut placed = std::mem::take(&mut self.placed);
+        let (trailers, mut placed): (Vec<_>, Vec<_>) = std::mem::take(&mut self.placed)
+            .into_iter()
+            .partition(|p| p.trailer);
         self.resolve_floating(&mut placed, seq_end)?;
         // An absent instance (`if` false) or one that takes no bytes has nothing to lay out.
         placed.retain(|p| !p.bytes.is_empty());
@@ -633,6 +808,16 @@ impl ByteWriter {
                     }
                 }
             }
+        }
+        // A trailer goes where it was read, or after the `seq` and every other instance
+        // where they now reach further, and ends the output (kept bytes past it are dropped).
+        for t in trailers {
+            let end = placed
+                .iter()
+                .map(|p| p.at + p.bytes.len())
+                .fold(seq_end.max(t.at), usize::max);
+            self.buf.resize(end, 0);
+            self.buf.extend_from_slice(&t.bytes);
         }
         Ok(())
     }
@@ -799,6 +984,75 @@ mod tests {
         w.lay_out_positional(&[]).unwrap();
         assert_eq!(w.into_bytes(), [1, 2, 3, 4, 5, 0, 8, 8, 8, 0, 0, 0, 6]);
     }
+
+    #[test]
+    fn a_moved_instance_goes_after_the_instances_it_places() {
+        let mut w = ByteWriter::new();
+        w.write_bytes(&[1, 2, 3]);
+        // A directory that grew to 4 bytes (read at 3, 2 bytes long) and an entry of it that
+        // moved too (2 bytes): the entry goes first.
+        let mut probe = w.probe_writer(0, false);
+        probe.write_bytes(&[4, 4, 4, 4]);
+        let at = probe.derive_position(None, &[6, 6], 1, 0, 0).unwrap();
+        assert_eq!(
+            at, 3,
+            "after the 3 bytes written, the directory's own aside"
+        );
+        let mut e = probe.placed_writer(at, false, 2, 0, false).unwrap();
+        e.write_bytes(&[6, 6]);
+        probe.place_derived(e, "instances.dir.instances.entry");
+        let (pos, kept) = w
+            .derive_placed(Some((3, 2)), &probe, 4, 0, 0, false)
+            .unwrap();
+        assert_eq!((pos, kept), (8, false), "on its step of 4, after the entry");
+        // Encoded again at its place, the entry goes where it went in the probe.
+        let d = w.placed_writer(pos, kept, 4, 0, false).unwrap();
+        assert_eq!(d.derive_position(None, &[6, 6], 1, 0, 0).unwrap(), 3);
+        // Kept: what it places goes after it.
+        let d = w.placed_writer(3, true, 4, 0, false).unwrap();
+        assert_eq!(d.derive_position(None, &[6, 6], 1, 0, 0).unwrap(), 7);
+    }
+
+    #[test]
+    fn a_trailer_ends_the_output_and_what_it_places_goes_before_it() {
+        let mut w = ByteWriter::new();
+        w.write_bytes(&[1, 2]);
+        // Kept bytes (the root's `__beyond`: 6 bytes, an old trailer at 4..6).
+        let mut t = w.trailer_writer(6);
+        t.write_u8(0xee);
+        // An instance the trailer places goes after everything so far, its own bytes aside.
+        let at = t.derive_position(None, &[7, 7], 1, 0, 0).unwrap();
+        assert_eq!(at, 8);
+        let mut i = t.placed_writer(at, true, 2, 0, false).unwrap();
+        i.write_bytes(&[7, 7]);
+        // What that instance places in turn goes after its bytes when it kept its place.
+        assert_eq!(i.derive_position(None, &[5], 1, 0, 0).unwrap(), 10);
+        t.place_derived(i, "instances.t.instances.dir");
+        w.place_trailer(t, 2, 6, "instances.t").unwrap();
+        w.lay_out_positional(&[3, 3, 3, 3, 9, 9]).unwrap();
+        assert_eq!(w.into_bytes(), [1, 2, 3, 3, 3, 3, 9, 9, 7, 7, 0xee, 0]);
+        // Where it was read while nothing reaches further, the kept bytes before it kept.
+        let mut w = ByteWriter::new();
+        let t = w.trailer_writer(3);
+        w.place_trailer(t, 1, 2, "instances.t").unwrap();
+        w.lay_out_positional(&[3, 3, 9]).unwrap();
+        assert_eq!(w.into_bytes(), [3, 3, 0]);
+        // Built by hand: right after the rest; kept bytes past it are dropped.
+        let mut w = ByteWriter::new();
+        let t = w.trailer_writer(0);
+        w.place_trailer(t, 1, 0, "instances.t").unwrap();
+        w.lay_out_positional(&[]).unwrap();
+        assert_eq!(w.into_bytes(), [0]);
+        // More bytes than the position leaves are refused; so is a second trailer.
+        let mut w = ByteWriter::new();
+        let mut t = w.trailer_writer(0);
+        t.write_bytes(&[1, 2, 3]);
+        assert!(w.place_trailer(t, 2, 0, "instances.t").is_err());
+        let t = w.trailer_writer(0);
+        w.place_trailer(t, 2, 0, "instances.t").unwrap();
+        let t = w.trailer_writer(0);
+        assert!(w.place_trailer(t, 2, 0, "instances.u").is_err());
+    }
 }
 
 /// Positional instances with `io: value._io`: read from, and checked against, the substream a
@@ -868,6 +1122,7 @@ impl ByteWriter {
             whole: false,
             derived: false,
             float: None,
+            trailer: false,
         });
         for p in all {
             let found = stream.get(p.at..p.at.saturating_add(p.bytes.len()));

@@ -980,7 +980,8 @@ impl Emitter<'_> {
                         quote! {
                             for (__j, __e) in __val.iter().enumerate() {
                                 #bind
-                                if (#c) != (__j + 1 == __val.len()) {
+                                let __until: bool = #c;
+                                if __until != (__j + 1 == __val.len()) {
                                     return Err(__io::EncodeError::new(__io::EncodeErrorKind::UntilMismatch { condition: #src_u }).in_index(__j).in_field(#fid));
                                 }
                             }

@@ -110,10 +110,17 @@ pub(crate) fn emit_read(
     }
     if keeps_read_pos(at) {
         let kept = temp_for("pos", &f.id);
-        let doc = format!(
-            " Where `{}` was read (`pos: {}`, from the start of its stream): its writer puts it back there.",
-            f.id, at.pos.src
-        );
+        let doc = if trailer_len(em, f).is_some() {
+            format!(
+                " Where `{}` was read (`pos: {}`, from the start of its stream); its writer puts it back there, or after everything else where that reaches further, and ends the file with it.",
+                f.id, at.pos.src
+            )
+        } else {
+            format!(
+                " Where `{}` was read (`pos: {}`, from the start of its stream): its writer puts it back there.",
+                f.id, at.pos.src
+            )
+        };
         let rv = quote! {{
             let __p: i128 = #pos;
             #kept = __p;
@@ -165,7 +172,23 @@ pub(crate) fn emit_write(
     }
     let whole = at.whole;
     if let Some(p) = placed(em, f) {
-        return placed_write(em, f, &p, stmt);
+        return placed_write(em, f, &p, whole, stmt);
+    }
+    if let Some(k) = trailer_len(em, f) {
+        // After everything else, where it ends the file (`ByteWriter::place_trailer`).
+        let k = proc_macro2::Literal::i128_suffixed(k);
+        let what = f.key_path.as_str();
+        let kept = temp_for("pos", &f.id);
+        return Some(quote! {
+            {
+                let mut __tw = __w.trailer_writer(self.__beyond.len());
+                {
+                    let __w = &mut __tw;
+                    #stmt
+                }
+                __w.place_trailer(__tw, #k, self.#kept, #what).map_err(|e| e.in_field(#fid))?;
+            }
+        });
     }
     let pos = if keeps_read_pos(at) {
         let kept = temp_for("pos", &f.id);
@@ -185,6 +208,16 @@ pub(crate) fn emit_write(
             __w.place(__tw, #what);
         }
     })
+}
+
+/// `k` when `f` is the trailer of the root type being emitted (`pos: _io.size - k`, see
+/// [`crate::instances::trailer`]), which the writer puts at the end of the file.
+fn trailer_len(em: &Emitter<'_>, f: &Field) -> Option<i128> {
+    let tn = em.cur_type.borrow().clone();
+    if em.s.types.first().is_none_or(|r| r.name != tn) {
+        return None;
+    }
+    crate::instances::trailer(em.s).and_then(|(id, k)| (id == f.id).then_some(k))
 }
 
 /// How the writer places positional instance `f` of the type being emitted, when it does
@@ -227,11 +260,18 @@ pub(crate) fn holder_write(
 }
 
 /// The write of a positional instance the writer places itself: encode it once to see its
-/// bytes, choose its position (`ByteWriter::derive_position`), write the member it derives
-/// from over the bytes written for it, then encode it at that position and queue it. In a
-/// type other than the root the instance is queued to be placed when the root lays out the
-/// output (`ByteWriter::place_floating`).
-fn placed_write(em: &Emitter<'_>, f: &Field, p: &Placed, stmt: TokenStream) -> Option<TokenStream> {
+/// bytes and where the instances it places go (`ByteWriter::probe_writer`), choose its
+/// position (`ByteWriter::derive_placed`), write the member it derives from over the bytes
+/// written for it, then encode it at that position and queue it. In a type other than the
+/// root the instance is queued to be placed when the root lays out the output
+/// (`ByteWriter::place_floating`).
+fn placed_write(
+    em: &Emitter<'_>,
+    f: &Field,
+    p: &Placed,
+    whole: bool,
+    stmt: TokenStream,
+) -> Option<TokenStream> {
     let tn = em.cur_type.borrow().clone();
     let FieldKind::Int {
         bytes,
@@ -273,12 +313,14 @@ fn placed_write(em: &Emitter<'_>, f: &Field, p: &Placed, stmt: TokenStream) -> O
         _ => quote!((__pos - #offset) / #step),
     };
     let is_root = em.s.types.first().is_some_and(|r| r.name == tn);
-    if !is_root {
+    let floating = (!is_root && !whole).then(|| {
         // Placed once the root lays out the output: until then the bytes written after this
-        // type (later list elements, the rest of the enclosing types) are not known.
+        // type (later list elements, the rest of the enclosing types) are not known. (An
+        // instance in the root's stream, `io: _root._io`, is placed where it is written,
+        // after everything written so far.)
         let width = proc_macro2::Literal::usize_unsuffixed(*bytes as usize);
         let big = matches!(endian, Endian::Be);
-        return Some(quote! {
+        quote! {
             {
                 let mut __tw = __w.instance_writer(0, false).map_err(|e| e.in_field(#fid))?;
                 {
@@ -297,33 +339,40 @@ fn placed_write(em: &Emitter<'_>, f: &Field, p: &Placed, stmt: TokenStream) -> O
                     member: #mid,
                 });
             }
-        });
-    }
+        }
+    });
     let reserved = if is_root {
         quote!(self.__beyond.len())
     } else {
         quote!(0)
     };
-    Some(quote! {
+    let now = quote! {
         {
             let __probe = {
-                let mut __tw = __w.instance_writer(0, false).map_err(|e| e.in_field(#fid))?;
+                let mut __tw = __w.probe_writer(#reserved, #whole);
                 {
                     let __w = &mut __tw;
                     #stmt
                 }
                 __tw
             };
-            let __pos: i128 = __w.derive_position(self.#kept, __probe.as_bytes(), #step, #offset, #reserved).map_err(|e| e.in_field(#fid))?;
+            let (__pos, __kept): (i128, bool) = __w.derive_placed(self.#kept, &__probe, #step, #offset, #reserved, #whole).map_err(|e| e.in_field(#fid))?;
             let __n: #rty = ::statepack_runtime::io::fit(#number, #tyname).map_err(|e| e.in_field(#mid))?;
             __w.patch_bytes(#at #within, &__n.#to_bytes()).map_err(|e| e.in_field(#mid))?;
-            let mut __tw = __w.instance_writer(__pos, false).map_err(|e| e.in_field(#fid))?;
+            let mut __tw = __w.placed_writer(__pos, __kept, __probe.len(), #reserved, #whole).map_err(|e| e.in_field(#fid))?;
             {
                 let __w = &mut __tw;
                 #stmt
             }
             __w.place_derived(__tw, #what);
         }
+    };
+    // In a type other than the root the instance waits for the root's lay-out, unless the
+    // type is written inside a positional instance (a trailer, a placed instance), whose
+    // bytes are not in the root's output yet: there it is placed at once.
+    Some(match floating {
+        Some(later) => quote!(if __w.in_instance() { #now } else { #later }),
+        None => now,
     })
 }
 

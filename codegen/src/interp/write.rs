@@ -370,16 +370,7 @@ fn stream_bytes(
 
 /// `k` of a position `_io.size - k` (`k` a literal): `k` bytes before the end of the stream.
 fn from_end(e: &SrcExpr) -> Option<i128> {
-    use crate::expr::{BinOp, Expr};
-    let Expr::Binary(BinOp::Sub, a, b) = &e.expr else {
-        return None;
-    };
-    match (&**a, &**b) {
-        (Expr::Attr(io, size), Expr::Int(k)) if size == "size" && *k >= 0 => {
-            matches!(&**io, Expr::Name(n) if n == "_io").then_some(*k)
-        }
-        _ => None,
-    }
+    crate::instances::from_end(&e.expr)
 }
 
 /// `_io` of the stream `w` writes, `ahead` bytes on: its position (what a reader's `_io.pos`
@@ -454,7 +445,7 @@ fn write_positional(
         let v = write_field(s, &mut tmp, frame, f, g, fp, depth, None)?;
         let bytes = tmp.into_stream_bytes(w).map_err(bad)?;
         let pos = w
-            .derive_position(None, &bytes, p.step, p.offset, 0)
+            .derive_position_in(None, &bytes, p.step, p.offset, 0, at.whole)
             .map_err(bad)?;
         let n = (pos - p.offset) / p.step;
         let len = held.len;

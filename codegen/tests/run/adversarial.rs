@@ -282,7 +282,8 @@ impl Adversarial {
             for (__j, __e) in __val.iter().enumerate() {
                 let __elem = *__e;
                 let _ = __elem;
-                if (__elem as i128 == 0_i128) != (__j + 1 == __val.len()) {
+                let __until: bool = __elem as i128 == 0_i128;
+                if __until != (__j + 1 == __val.len()) {
                     return Err(
                         __io::EncodeError::new(__io::EncodeErrorKind::UntilMismatch {
                                 condition: "_ == 0",

@@ -198,9 +198,7 @@ impl ForwardPaths {
         }
         {
             let __probe = {
-                let mut __tw = __w
-                    .instance_writer(0, false)
-                    .map_err(|e| e.in_field("names"))?;
+                let mut __tw = __w.probe_writer(self.__beyond.len(), false);
                 {
                     let __w = &mut __tw;
                     {
@@ -246,13 +244,14 @@ impl ForwardPaths {
                 }
                 __tw
             };
-            let __pos: i128 = __w
-                .derive_position(
+            let (__pos, __kept): (i128, bool) = __w
+                .derive_placed(
                     self.__pos_names,
-                    __probe.as_bytes(),
+                    &__probe,
                     1i128,
                     0i128,
                     self.__beyond.len(),
+                    false,
                 )
                 .map_err(|e| e.in_field("names"))?;
             let __n: u8 = ::statepack_runtime::io::fit(__pos, "u8")
@@ -260,7 +259,7 @@ impl ForwardPaths {
             __w.patch_bytes(__placed_at_ofs_names, &__n.to_le_bytes())
                 .map_err(|e| e.in_field("ofs_names"))?;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .placed_writer(__pos, __kept, __probe.len(), self.__beyond.len(), false)
                 .map_err(|e| e.in_field("names"))?;
             {
                 let __w = &mut __tw;
@@ -630,32 +629,66 @@ impl Holder {
             __v.write_with_context(__w, trailer as i128)
                 .map_err(|e: __io::EncodeError| e.in_field("child"))?;
         }
-        {
-            let mut __tw = __w
-                .instance_writer(0, false)
-                .map_err(|e| e.in_field("trailer"))?;
+        if __w.in_instance() {
             {
-                let __w = &mut __tw;
+                let __probe = {
+                    let mut __tw = __w.probe_writer(0, false);
+                    {
+                        let __w = &mut __tw;
+                        {
+                            let __v = &self.trailer;
+                            __w.write_u8(*__v);
+                        }
+                    }
+                    __tw
+                };
+                let (__pos, __kept): (i128, bool) = __w
+                    .derive_placed(self.__pos_trailer, &__probe, 1i128, 0i128, 0, false)
+                    .map_err(|e| e.in_field("trailer"))?;
+                let __n: u8 = ::statepack_runtime::io::fit(__pos, "u8")
+                    .map_err(|e| e.in_field("ofs"))?;
+                __w.patch_bytes(__placed_at_ofs, &__n.to_le_bytes())
+                    .map_err(|e| e.in_field("ofs"))?;
+                let mut __tw = __w
+                    .placed_writer(__pos, __kept, __probe.len(), 0, false)
+                    .map_err(|e| e.in_field("trailer"))?;
                 {
-                    let __v = &self.trailer;
-                    __w.write_u8(*__v);
+                    let __w = &mut __tw;
+                    {
+                        let __v = &self.trailer;
+                        __w.write_u8(*__v);
+                    }
                 }
+                __w.place_derived(__tw, "types.holder.instances.trailer");
             }
-            __w.place_floating(
-                __tw,
-                "types.holder.instances.trailer",
-                ::statepack_runtime::positional::Floating {
-                    kept: self.__pos_trailer,
-                    step: 1i128,
-                    offset: 0i128,
-                    member_at: __placed_at_ofs,
-                    width: 1,
-                    signed: false,
-                    big_endian: false,
-                    ty: "u8",
-                    member: "ofs",
-                },
-            );
+        } else {
+            {
+                let mut __tw = __w
+                    .instance_writer(0, false)
+                    .map_err(|e| e.in_field("trailer"))?;
+                {
+                    let __w = &mut __tw;
+                    {
+                        let __v = &self.trailer;
+                        __w.write_u8(*__v);
+                    }
+                }
+                __w.place_floating(
+                    __tw,
+                    "types.holder.instances.trailer",
+                    ::statepack_runtime::positional::Floating {
+                        kept: self.__pos_trailer,
+                        step: 1i128,
+                        offset: 0i128,
+                        member_at: __placed_at_ofs,
+                        width: 1,
+                        signed: false,
+                        big_endian: false,
+                        ty: "u8",
+                        member: "ofs",
+                    },
+                );
+            }
         }
         Ok(())
     }

@@ -493,7 +493,8 @@ impl MiscLang {
             for (__j, __e) in __val.iter().enumerate() {
                 let __elem = __e;
                 let _ = __elem;
-                if (__elem.marker as i128 == 170_i128) != (__j + 1 == __val.len()) {
+                let __until: bool = __elem.marker as i128 == 170_i128;
+                if __until != (__j + 1 == __val.len()) {
                     return Err(
                         __io::EncodeError::new(__io::EncodeErrorKind::UntilMismatch {
                                 condition: "_.marker == 0xaa",
@@ -521,7 +522,8 @@ impl MiscLang {
             for (__j, __e) in __val.iter().enumerate() {
                 let __elem = __e;
                 let _ = __elem;
-                if (__elem.len() as i128 == 0_i128) != (__j + 1 == __val.len()) {
+                let __until: bool = __elem.len() as i128 == 0_i128;
+                if __until != (__j + 1 == __val.len()) {
                     return Err(
                         __io::EncodeError::new(__io::EncodeErrorKind::UntilMismatch {
                                 condition: "_.size == 0",

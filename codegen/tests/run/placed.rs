@@ -241,9 +241,7 @@ impl Placed {
         }
         {
             let __probe = {
-                let mut __tw = __w
-                    .instance_writer(0, false)
-                    .map_err(|e| e.in_field("index"))?;
+                let mut __tw = __w.probe_writer(self.__beyond.len(), false);
                 {
                     let __w = &mut __tw;
                     {
@@ -258,13 +256,14 @@ impl Placed {
                 }
                 __tw
             };
-            let __pos: i128 = __w
-                .derive_position(
+            let (__pos, __kept): (i128, bool) = __w
+                .derive_placed(
                     self.__pos_index,
-                    __probe.as_bytes(),
+                    &__probe,
                     1i128,
                     0i128,
                     self.__beyond.len(),
+                    false,
                 )
                 .map_err(|e| e.in_field("index"))?;
             let __n: u32 = ::statepack_runtime::io::fit(__pos, "u32")
@@ -272,7 +271,7 @@ impl Placed {
             __w.patch_bytes(__placed_at_ofs_index, &__n.to_le_bytes())
                 .map_err(|e| e.in_field("ofs_index"))?;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .placed_writer(__pos, __kept, __probe.len(), self.__beyond.len(), false)
                 .map_err(|e| e.in_field("index"))?;
             {
                 let __w = &mut __tw;
@@ -290,9 +289,7 @@ impl Placed {
         }
         {
             let __probe = {
-                let mut __tw = __w
-                    .instance_writer(0, false)
-                    .map_err(|e| e.in_field("blob"))?;
+                let mut __tw = __w.probe_writer(self.__beyond.len(), false);
                 {
                     let __w = &mut __tw;
                     {
@@ -317,13 +314,14 @@ impl Placed {
                 }
                 __tw
             };
-            let __pos: i128 = __w
-                .derive_position(
+            let (__pos, __kept): (i128, bool) = __w
+                .derive_placed(
                     self.__pos_blob,
-                    __probe.as_bytes(),
+                    &__probe,
                     16i128,
                     0i128,
                     self.__beyond.len(),
+                    false,
                 )
                 .map_err(|e| e.in_field("blob"))?;
             let __n: u16 = ::statepack_runtime::io::fit(__pos / 16i128, "u16")
@@ -331,7 +329,7 @@ impl Placed {
             __w.patch_bytes(__placed_at_blob_block, &__n.to_be_bytes())
                 .map_err(|e| e.in_field("blob_block"))?;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .placed_writer(__pos, __kept, __probe.len(), self.__beyond.len(), false)
                 .map_err(|e| e.in_field("blob"))?;
             {
                 let __w = &mut __tw;

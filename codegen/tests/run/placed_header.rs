@@ -144,9 +144,7 @@ impl PlacedHeader {
         }
         {
             let __probe = {
-                let mut __tw = __w
-                    .instance_writer(0, false)
-                    .map_err(|e| e.in_field("directory"))?;
+                let mut __tw = __w.probe_writer(self.__beyond.len(), false);
                 {
                     let __w = &mut __tw;
                     {
@@ -171,13 +169,14 @@ impl PlacedHeader {
                 }
                 __tw
             };
-            let __pos: i128 = __w
-                .derive_position(
+            let (__pos, __kept): (i128, bool) = __w
+                .derive_placed(
                     self.__pos_directory,
-                    __probe.as_bytes(),
+                    &__probe,
                     1i128,
                     0i128,
                     self.__beyond.len(),
+                    false,
                 )
                 .map_err(|e| e.in_field("directory"))?;
             let __n: u32 = ::statepack_runtime::io::fit(__pos, "u32")
@@ -185,7 +184,7 @@ impl PlacedHeader {
             __w.patch_bytes(__placed_at_head + 8, &__n.to_le_bytes())
                 .map_err(|e| e.in_field("head.ofs_dir"))?;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .placed_writer(__pos, __kept, __probe.len(), self.__beyond.len(), false)
                 .map_err(|e| e.in_field("directory"))?;
             {
                 let __w = &mut __tw;

@@ -28,7 +28,7 @@ pub struct Positional {
     /// Schema: `codegen/tests/run/positional.ksy` line 22.
     pub tail_word: u16,
     #[doc(hidden)]
-    /// Where `tail_word` was read (`pos: _io.size - 2`, from the start of its stream): its writer puts it back there.
+    /// Where `tail_word` was read (`pos: _io.size - 2`, from the start of its stream); its writer puts it back there, or after everything else where that reaches further, and ends the file with it.
     #[serde(default)]
     pub __pos_tail_word: i128,
     /// Present only when `ofs_name == 0xff`.
@@ -347,10 +347,7 @@ impl Positional {
             }
         }
         {
-            let __pos: i128 = self.__pos_tail_word;
-            let mut __tw = __w
-                .instance_writer(__pos, false)
-                .map_err(|e| e.in_field("tail_word"))?;
+            let mut __tw = __w.trailer_writer(self.__beyond.len());
             {
                 let __w = &mut __tw;
                 {
@@ -358,7 +355,8 @@ impl Positional {
                     __w.write_u16le(*__v);
                 }
             }
-            __w.place(__tw, "instances.tail_word");
+            __w.place_trailer(__tw, 2i128, self.__pos_tail_word, "instances.tail_word")
+                .map_err(|e| e.in_field("tail_word"))?;
         }
         if let ::std::option::Option::Some(never) = never {
             {

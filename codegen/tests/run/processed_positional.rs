@@ -367,32 +367,66 @@ impl Chunk {
         }
         __w.align_to_byte_with(self.__unread_pad);
         __w.write_bytes(&self.__unread);
-        {
-            let mut __tw = __w
-                .instance_writer(0, false)
-                .map_err(|e| e.in_field("at_ofs"))?;
+        if __w.in_instance() {
             {
-                let __w = &mut __tw;
+                let __probe = {
+                    let mut __tw = __w.probe_writer(0, false);
+                    {
+                        let __w = &mut __tw;
+                        {
+                            let __v = &self.at_ofs;
+                            __w.write_u8(*__v);
+                        }
+                    }
+                    __tw
+                };
+                let (__pos, __kept): (i128, bool) = __w
+                    .derive_placed(self.__pos_at_ofs, &__probe, 1i128, 0i128, 0, false)
+                    .map_err(|e| e.in_field("at_ofs"))?;
+                let __n: u8 = ::statepack_runtime::io::fit(__pos, "u8")
+                    .map_err(|e| e.in_field("ofs"))?;
+                __w.patch_bytes(__placed_at_ofs, &__n.to_le_bytes())
+                    .map_err(|e| e.in_field("ofs"))?;
+                let mut __tw = __w
+                    .placed_writer(__pos, __kept, __probe.len(), 0, false)
+                    .map_err(|e| e.in_field("at_ofs"))?;
                 {
-                    let __v = &self.at_ofs;
-                    __w.write_u8(*__v);
+                    let __w = &mut __tw;
+                    {
+                        let __v = &self.at_ofs;
+                        __w.write_u8(*__v);
+                    }
                 }
+                __w.place_derived(__tw, "types.chunk.instances.at_ofs");
             }
-            __w.place_floating(
-                __tw,
-                "types.chunk.instances.at_ofs",
-                ::statepack_runtime::positional::Floating {
-                    kept: self.__pos_at_ofs,
-                    step: 1i128,
-                    offset: 0i128,
-                    member_at: __placed_at_ofs,
-                    width: 1,
-                    signed: false,
-                    big_endian: false,
-                    ty: "u8",
-                    member: "ofs",
-                },
-            );
+        } else {
+            {
+                let mut __tw = __w
+                    .instance_writer(0, false)
+                    .map_err(|e| e.in_field("at_ofs"))?;
+                {
+                    let __w = &mut __tw;
+                    {
+                        let __v = &self.at_ofs;
+                        __w.write_u8(*__v);
+                    }
+                }
+                __w.place_floating(
+                    __tw,
+                    "types.chunk.instances.at_ofs",
+                    ::statepack_runtime::positional::Floating {
+                        kept: self.__pos_at_ofs,
+                        step: 1i128,
+                        offset: 0i128,
+                        member_at: __placed_at_ofs,
+                        width: 1,
+                        signed: false,
+                        big_endian: false,
+                        ty: "u8",
+                        member: "ofs",
+                    },
+                );
+            }
         }
         Ok(())
     }

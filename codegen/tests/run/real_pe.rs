@@ -102,9 +102,7 @@ impl RealPe {
         }
         {
             let __probe = {
-                let mut __tw = __w
-                    .instance_writer(0, false)
-                    .map_err(|e| e.in_field("pe"))?;
+                let mut __tw = __w.probe_writer(self.__beyond.len(), false);
                 {
                     let __w = &mut __tw;
                     {
@@ -115,13 +113,14 @@ impl RealPe {
                 }
                 __tw
             };
-            let __pos: i128 = __w
-                .derive_position(
+            let (__pos, __kept): (i128, bool) = __w
+                .derive_placed(
                     self.__pos_pe,
-                    __probe.as_bytes(),
+                    &__probe,
                     1i128,
                     0i128,
                     self.__beyond.len(),
+                    false,
                 )
                 .map_err(|e| e.in_field("pe"))?;
             let __n: u32 = ::statepack_runtime::io::fit(__pos, "u32")
@@ -129,7 +128,7 @@ impl RealPe {
             __w.patch_bytes(__placed_at_mz + 60, &__n.to_le_bytes())
                 .map_err(|e| e.in_field("mz.ofs_pe_header"))?;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .placed_writer(__pos, __kept, __probe.len(), self.__beyond.len(), false)
                 .map_err(|e| e.in_field("pe"))?;
             {
                 let __w = &mut __tw;
@@ -1673,47 +1672,111 @@ impl Section {
             __b[12..16].copy_from_slice(&self.characteristics.to_le_bytes());
             __w.write_bytes(&__b);
         }
-        {
-            let mut __tw = __w
-                .instance_writer(0, false)
-                .map_err(|e| e.in_field("body"))?;
+        if __w.in_instance() {
             {
-                let __w = &mut __tw;
-                {
-                    let __v = &self.body;
-                    (|| -> Result<(), __io::EncodeError> {
+                let __probe = {
+                    let mut __tw = __w.probe_writer(0, false);
+                    {
+                        let __w = &mut __tw;
                         {
-                            if __v.len() as i128 != size_of_raw_data as i128 {
-                                return Err(
-                                    __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
-                                        expected: u64::try_from(size_of_raw_data as i128)
-                                            .unwrap_or(u64::MAX),
-                                        found: __v.len(),
-                                    }),
-                                );
-                            }
-                            __w.write_bytes(__v);
-                        };
-                        Ok(())
-                    })()
-                        .map_err(|e: __io::EncodeError| e.in_field("body"))?;
+                            let __v = &self.body;
+                            (|| -> Result<(), __io::EncodeError> {
+                                {
+                                    if __v.len() as i128 != size_of_raw_data as i128 {
+                                        return Err(
+                                            __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
+                                                expected: u64::try_from(size_of_raw_data as i128)
+                                                    .unwrap_or(u64::MAX),
+                                                found: __v.len(),
+                                            }),
+                                        );
+                                    }
+                                    __w.write_bytes(__v);
+                                };
+                                Ok(())
+                            })()
+                                .map_err(|e: __io::EncodeError| e.in_field("body"))?;
+                        }
+                    }
+                    __tw
+                };
+                let (__pos, __kept): (i128, bool) = __w
+                    .derive_placed(self.__pos_body, &__probe, 1i128, 0i128, 0, false)
+                    .map_err(|e| e.in_field("body"))?;
+                let __n: u32 = ::statepack_runtime::io::fit(__pos, "u32")
+                    .map_err(|e| e.in_field("pointer_to_raw_data"))?;
+                __w.patch_bytes(__placed_at_pointer_to_raw_data, &__n.to_le_bytes())
+                    .map_err(|e| e.in_field("pointer_to_raw_data"))?;
+                let mut __tw = __w
+                    .placed_writer(__pos, __kept, __probe.len(), 0, false)
+                    .map_err(|e| e.in_field("body"))?;
+                {
+                    let __w = &mut __tw;
+                    {
+                        let __v = &self.body;
+                        (|| -> Result<(), __io::EncodeError> {
+                            {
+                                if __v.len() as i128 != size_of_raw_data as i128 {
+                                    return Err(
+                                        __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
+                                            expected: u64::try_from(size_of_raw_data as i128)
+                                                .unwrap_or(u64::MAX),
+                                            found: __v.len(),
+                                        }),
+                                    );
+                                }
+                                __w.write_bytes(__v);
+                            };
+                            Ok(())
+                        })()
+                            .map_err(|e: __io::EncodeError| e.in_field("body"))?;
+                    }
                 }
+                __w.place_derived(__tw, "types.section.instances.body");
             }
-            __w.place_floating(
-                __tw,
-                "types.section.instances.body",
-                ::statepack_runtime::positional::Floating {
-                    kept: self.__pos_body,
-                    step: 1i128,
-                    offset: 0i128,
-                    member_at: __placed_at_pointer_to_raw_data,
-                    width: 4,
-                    signed: false,
-                    big_endian: false,
-                    ty: "u32",
-                    member: "pointer_to_raw_data",
-                },
-            );
+        } else {
+            {
+                let mut __tw = __w
+                    .instance_writer(0, false)
+                    .map_err(|e| e.in_field("body"))?;
+                {
+                    let __w = &mut __tw;
+                    {
+                        let __v = &self.body;
+                        (|| -> Result<(), __io::EncodeError> {
+                            {
+                                if __v.len() as i128 != size_of_raw_data as i128 {
+                                    return Err(
+                                        __io::EncodeError::new(__io::EncodeErrorKind::SizeMismatch {
+                                            expected: u64::try_from(size_of_raw_data as i128)
+                                                .unwrap_or(u64::MAX),
+                                            found: __v.len(),
+                                        }),
+                                    );
+                                }
+                                __w.write_bytes(__v);
+                            };
+                            Ok(())
+                        })()
+                            .map_err(|e: __io::EncodeError| e.in_field("body"))?;
+                    }
+                }
+                __w.place_floating(
+                    __tw,
+                    "types.section.instances.body",
+                    ::statepack_runtime::positional::Floating {
+                        kept: self.__pos_body,
+                        step: 1i128,
+                        offset: 0i128,
+                        member_at: __placed_at_pointer_to_raw_data,
+                        width: 4,
+                        signed: false,
+                        big_endian: false,
+                        ty: "u32",
+                        member: "pointer_to_raw_data",
+                    },
+                );
+            }
         }
         Ok(())
     }

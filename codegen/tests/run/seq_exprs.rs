@@ -319,10 +319,10 @@ impl SeqExprs {
             for (__j, __e) in __val.iter().enumerate() {
                 let __elem = *__e;
                 let _ = __elem;
-                if (__elem as i128
+                let __until: bool = __elem as i128
                     == *__io::expr_last(&lens[..]).map_err(__io::ExprError::encode)?
-                        as i128) != (__j + 1 == __val.len())
-                {
+                        as i128;
+                if __until != (__j + 1 == __val.len()) {
                     return Err(
                         __io::EncodeError::new(__io::EncodeErrorKind::UntilMismatch {
                                 condition: "_ == lens.last",
