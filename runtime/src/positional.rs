@@ -17,8 +17,8 @@
 //! at most [`instance_budget`] of them.
 
 use crate::io::{
-    ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, Placement,
-    Tracer,
+    AlignedSlot, ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError,
+    EncodeErrorKind, Placement, Tracer,
 };
 
 pub use crate::limits::{
@@ -237,6 +237,122 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     }
 }
 
+impl<'a, T: Tracer> ByteReader<'a, T> {
+    /// At the end of a type with `-sp-end-zeros` whose `seq` ended at byte `seq_end`, given
+    /// the `-sp-align` instances read in its stream (absolute start, bytes read, alignment)
+    /// in the order the writer queues them: each must start where the writer places it (the
+    /// first multiple of its alignment, from the stream's start, at or after the end of the
+    /// one before, or of the `seq`), every byte between and after them up to that multiple
+    /// must be zero, and `zeros` zero bytes must end the stream. The rest is then consumed.
+    /// This is [`ByteReader::check_rest_written`] for a type whose instances write back the
+    /// bytes they read (numbers, bytes, strings), without writing.
+    ///
+    /// Errors: `Semantic` at the first byte out of place.
+    pub fn check_packed_rest(
+        &mut self,
+        seq_end: usize,
+        placed: &[(usize, usize, u32)],
+        zeros: usize,
+    ) -> Result<(), DecodeError> {
+        let base = self.start;
+        let bad = |at: usize, what: String| {
+            DecodeError::new(
+                at as u64,
+                DecodeErrorKind::Semantic(format!(
+                    "the bytes after the fields are not the layout the writer derives from the values: {what}"
+                )),
+            )
+        };
+        let zero_until = |from: usize, to: usize| -> Result<(), DecodeError> {
+            let to = to.min(self.end);
+            match self.buf[from.min(to)..to].iter().position(|&b| b != 0) {
+                Some(i) => Err(bad(
+                    from + i,
+                    format!(
+                        "byte {:02X} where the writer puts a zero",
+                        self.buf[from + i]
+                    ),
+                )),
+                None => Ok(()),
+            }
+        };
+        let up = |at: usize, a: usize| base + (at - base).div_ceil(a) * a;
+        let mut end = seq_end;
+        for &(at, len, align) in placed {
+            let a = align.max(1) as usize;
+            let derived = up(end, a);
+            if at != derived {
+                return Err(bad(
+                    at.min(derived),
+                    format!("an instance at byte {at}, where the writer places it at {derived}"),
+                ));
+            }
+            zero_until(end, at)?;
+            end = at + len;
+            let padded = up(end, a);
+            zero_until(end, padded)?;
+            end = padded;
+        }
+        zero_until(end, end + zeros)?;
+        if self.end != end + zeros {
+            let at = (end + zeros).min(self.end);
+            return Err(bad(
+                at,
+                format!(
+                    "the stream ends at byte {}, the writer ends it at {}",
+                    self.end,
+                    end + zeros
+                ),
+            ));
+        }
+        self.pos = self.end;
+        Ok(())
+    }
+
+    /// At the end of a type with `-sp-end-zeros` whose reading started at byte `start`:
+    /// the rest of the stream must be what `write` (the type's writer, given the value read)
+    /// writes from `start` on, its positional instances laid out and its zero bytes at the
+    /// end; the rest is then consumed, and the value keeps none of it.
+    ///
+    /// Errors: `Semantic` at the first byte that differs (or where one of the two ends),
+    /// with both bytes; a value the writer refuses, with the writer's message.
+    pub fn check_rest_written(
+        &mut self,
+        start: usize,
+        write: impl FnOnce(&mut ByteWriter) -> Result<(), EncodeError>,
+    ) -> Result<(), DecodeError> {
+        let (from, end) = (self.start.min(start), self.end.max(start));
+        let mut w = ByteWriter::new();
+        // The stream's bytes before the value, so that positions count from its start.
+        w.buf.extend_from_slice(&self.buf[from..start]);
+        let wrote = write(&mut w).and_then(|()| w.lay_out_positional(&[]));
+        if let Err(e) = wrote {
+            return Err(DecodeError::new(
+                start as u64,
+                DecodeErrorKind::Semantic(format!(
+                    "the value read here cannot be written back: {e}"
+                )),
+            ));
+        }
+        let want = &w.buf[start - from..];
+        let have = &self.buf[start..end];
+        if want != have {
+            let k = want.iter().zip(have).take_while(|(a, b)| a == b).count();
+            let show = |b: Option<&u8>| b.map_or("the end".to_owned(), |b| format!("{b:02X}"));
+            return Err(DecodeError::new(
+                (start + k) as u64,
+                DecodeErrorKind::Semantic(format!(
+                    "the bytes after the fields are not the layout the writer derives from the values ({} here, {} derived): positional instances packed in order at their alignment, zero bytes between, then the trailing zero bytes",
+                    show(have.get(k)),
+                    show(want.get(k))
+                )),
+            ));
+        }
+        self.pos = end;
+        Ok(())
+    }
+}
+
 impl ByteWriter {
     /// `_io.pos` while writing: the bytes written since the start of the stream being written.
     #[inline]
@@ -299,6 +415,12 @@ impl ByteWriter {
         let at = value.origin;
         let whole = value.whole;
         let mut inner = std::mem::take(&mut value.placed);
+        // The numbers of aligned instances queued inside go where the value's bytes go.
+        for p in &mut inner {
+            if let Some(s) = &mut p.slot {
+                s.at = s.at.saturating_add(at);
+            }
+        }
         let bytes = value.into_bytes();
         self.placed.push(Placement {
             at,
@@ -306,8 +428,128 @@ impl ByteWriter {
             what,
             whole,
             derived,
+            slot: None,
         });
         self.placed.append(&mut inner);
+    }
+
+    /// Queues a positional instance whose position the writer chooses when the stream is
+    /// laid out (`-sp-align`): `value` holds its bytes (made by
+    /// [`ByteWriter::instance_writer`] at position 0, queuing nothing itself). Instances
+    /// queued this way go in the order they were queued, each at the first position of the
+    /// slot's form at or after everything before it (the bytes written in sequence, every
+    /// instance at a position of its own, the aligned instances before it), followed by
+    /// zero bytes up to the next multiple of the alignment; the slot's field is written
+    /// then. `present` false (an instance whose `if` does not hold) queues nothing.
+    pub fn place_aligned(
+        &mut self,
+        value: ByteWriter,
+        slot: AlignedSlot,
+        present: bool,
+        what: &'static str,
+    ) {
+        if !present {
+            return;
+        }
+        let at = self.start;
+        let whole = false;
+        let bytes = value.into_bytes();
+        self.placed.push(Placement {
+            at,
+            bytes,
+            what,
+            whole,
+            derived: true,
+            slot: Some(slot),
+        });
+    }
+
+    /// The number of positional instances queued so far: where a type that lays out its
+    /// own (`-sp-end-zeros`) starts, for [`ByteWriter::end_with_zeros`].
+    pub fn placed_mark(&self) -> usize {
+        self.placed.len()
+    }
+
+    /// At the end of a type with `-sp-end-zeros`: lays out the positional instances queued
+    /// since `mark` (see [`ByteWriter::lay_out_positional`]), then writes `zeros` zero
+    /// bytes. The instances queued before `mark` stay queued.
+    ///
+    /// Errors: those of [`ByteWriter::lay_out_positional`].
+    pub fn end_with_zeros(&mut self, mark: usize, zeros: usize) -> Result<(), EncodeError> {
+        let mine = self.placed.split_off(mark.min(self.placed.len()));
+        let earlier = std::mem::replace(&mut self.placed, mine);
+        let laid = self.lay_out_positional(&[]);
+        self.placed = earlier;
+        laid?;
+        self.buf.resize(self.buf.len() + zeros, 0);
+        Ok(())
+    }
+
+    /// Gives every aligned instance (see [`ByteWriter::place_aligned`]) its position, in
+    /// the order they were queued, pads it to its alignment and writes its field.
+    fn resolve_aligned(&mut self, placed: &mut [Placement]) -> Result<(), EncodeError> {
+        let mut end = placed
+            .iter()
+            .filter(|p| p.slot.is_none() && !p.whole)
+            .map(|p| p.at + p.bytes.len())
+            .fold(self.buf.len(), usize::max);
+        for p in placed.iter_mut() {
+            let Some(s) = p.slot else {
+                continue;
+            };
+            let base = p.at;
+            let bad = |v: String| {
+                EncodeError::new(EncodeErrorKind::OutOfRange {
+                    value: v,
+                    ty: "a position in the stream",
+                })
+                .in_field(s.member)
+            };
+            let from = end.saturating_sub(base) as i128;
+            let align = i128::from(s.align.max(1));
+            // The first position at or after `from` of the form offset + step × n (n ≥ 0)
+            // that is a multiple of `align`: one of the next `align` candidates, if any.
+            let first = (from.max(s.offset) - s.offset + s.step - 1) / s.step;
+            let pos = (first..first + align)
+                .map(|n| s.offset + s.step * n)
+                .find(|q| q % align == 0)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "no multiple of {align} of the form {} + {} x n",
+                        s.offset, s.step
+                    ))
+                })?;
+            let pad = (align - p.bytes.len() as i128 % align) % align;
+            p.bytes.resize(p.bytes.len() + pad as usize, 0);
+            p.at = base + usize::try_from(pos).map_err(|_| bad(pos.to_string()))?;
+            end = p.at + p.bytes.len();
+            let n = (pos - s.offset) / s.step;
+            let bits = u32::from(s.width) * 8;
+            let (lo, hi) = if s.signed {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            } else {
+                (0, (1i128 << bits) - 1)
+            };
+            let (lo, hi) = (
+                s.min.map_or(lo, |m| m.max(lo)),
+                s.max.map_or(hi, |m| m.min(hi)),
+            );
+            if n < lo || n > hi {
+                return Err(EncodeError::new(EncodeErrorKind::OutOfRange {
+                    value: n.to_string(),
+                    ty: "the field's range",
+                })
+                .in_field(s.member));
+            }
+            let le = n.to_le_bytes();
+            let mut b = le[..s.width as usize].to_vec();
+            if s.big {
+                b.reverse();
+            }
+            self.patch_bytes(s.at, &b)
+                .map_err(|e| e.in_field(s.member))?;
+        }
+        Ok(())
     }
     /// Where the writer places a positional instance (its encoded `bytes`) whose position it
     /// derives (`pos: ofs_index`, `pos: block * 64`): the position in the stream being
@@ -400,6 +642,7 @@ impl ByteWriter {
             return Ok(());
         }
         let mut placed = std::mem::take(&mut self.placed);
+        self.resolve_aligned(&mut placed)?;
         // An absent instance (`if` false) or one that takes no bytes has nothing to lay out.
         placed.retain(|p| !p.bytes.is_empty());
         placed.sort_by_key(|p| p.at);
@@ -628,6 +871,7 @@ impl ByteWriter {
             what,
             whole: false,
             derived: false,
+            slot: None,
         });
         for p in all {
             let found = stream.get(p.at..p.at.saturating_add(p.bytes.len()));

@@ -251,6 +251,9 @@ pub(crate) struct Interp<'s> {
     /// ([`crate::lazy::lazy_instances`], the generated `Lazy<T>` members): which of its
     /// fields they are. Those are read after the type's `seq`.
     lazy: HashMap<usize, Vec<bool>>,
+    /// The `-sp-align` instances read so far (absolute start, bytes read, alignment), in
+    /// reading order, for the check of a type with `-sp-end-zeros` that holds them.
+    aligned: RefCell<Vec<(usize, usize, u32)>>,
 }
 
 fn semantic(at: u64, msg: String) -> DecodeError {
@@ -318,6 +321,7 @@ impl<'s> Interp<'s> {
             out: None,
             tree_errors: InstanceErrors::AsGenerated,
             lazy,
+            aligned: RefCell::new(Vec::new()),
         }
     }
 
@@ -561,6 +565,7 @@ impl<'s> Interp<'s> {
         let mut bit_spans = Vec::new();
         let mut unaligned = false;
         let lazy = self.lazy_of(t);
+        let aligned_mark = self.aligned.borrow().len();
         for (i, f) in t.fields.iter().enumerate() {
             if lazy.is_some_and(|l| l[i]) {
                 continue;
@@ -600,6 +605,16 @@ impl<'s> Interp<'s> {
                         return Err(e);
                     }
                 }
+            }
+        }
+        // `-sp-end-zeros`: the rest of the stream is the layout the writer derives from the
+        // aligned instances read in it (as the generated reader checks by writing).
+        if let Some(n) = t.end_zeros {
+            let placed = self.aligned.borrow_mut().split_off(aligned_mark);
+            let seq_end = r.offset() as usize;
+            if let Err(e) = r.check_packed_rest(seq_end, &placed, n as usize) {
+                self.keep_failed_type(t, &mut frame, &mut elem_spans, None);
+                return Err(e);
             }
         }
         let io = Some(io_of(r));
@@ -893,6 +908,10 @@ impl<'s> Interp<'s> {
             let v = self.read_repeat(r, frame, f, keep);
             let end = r.offset();
             r.leave_instance(saved);
+            if let (Some(a), Ok(_)) = (at.align, &v) {
+                let len = end.saturating_sub(start) as usize;
+                self.aligned.borrow_mut().push((start as usize, len, a));
+            }
             if v.is_err() && self.partial.is_some() {
                 let p = self.take_partial();
                 self.keep_partial(|| match p {
