@@ -909,8 +909,12 @@ impl<'s> Interp<'s> {
             let end = r.offset();
             r.leave_instance(saved);
             if let (Some(a), Ok(_)) = (at.align, &v) {
-                let len = end.saturating_sub(start) as usize;
-                self.aligned.borrow_mut().push((start as usize, len, a));
+                let entry = (start as usize, end.saturating_sub(start) as usize, a);
+                let mut log = self.aligned.borrow_mut();
+                // A streaming read reads a large instance twice in a row (`read_held`).
+                if log.last() != Some(&entry) {
+                    log.push(entry);
+                }
             }
             if v.is_err() && self.partial.is_some() {
                 let p = self.take_partial();
