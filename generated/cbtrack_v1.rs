@@ -46,7 +46,7 @@ pub struct CbtrackV1 {
     pub __stored_info: ::std::option::Option<::std::vec::Vec<u8>>,
     /// The features chunk, at block `head.features_block`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 30.
+    /// Schema: `schema/cbtrack_v1.ksy` line 31.
     pub features: ::std::boxed::Box<ChunkBody>,
     #[doc(hidden)]
     /// The stored (processed) bytes of `features` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
@@ -58,7 +58,7 @@ pub struct CbtrackV1 {
     pub __stored_features: ::std::option::Option<::std::vec::Vec<u8>>,
     /// One entry per window of the index, holding the window's main and terrain chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 36.
+    /// Schema: `schema/cbtrack_v1.ksy` line 38.
     pub windows: ::std::vec::Vec<Window>,
     #[doc(hidden)]
     /// The bytes after the last `seq` field up to the furthest byte a positional instance
@@ -519,127 +519,127 @@ pub fn reflect_roundtrip(
 /// The 96-byte header (or longer: the stated header size is a minimum) and the window
 /// index: everything a reader needs before it touches a chunk.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 46.
+/// Schema: `schema/cbtrack_v1.ksy` line 48.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct CbtkHead {
     /// Format version; only 1 is known.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 54.
+    /// Schema: `schema/cbtrack_v1.ksy` line 56.
     pub format_version: u16,
     /// Header size in bytes, at least 96; the index starts here.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 58.
+    /// Schema: `schema/cbtrack_v1.ksy` line 60.
     pub header_size: u16,
     /// Recorder version (what a reader depends on; see the spec's table).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 64.
+    /// Schema: `schema/cbtrack_v1.ksy` line 66.
     pub recorder_version: u16,
     /// Simulation frames per second (the engine's GAME_SPEED is 30).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 67.
+    /// Schema: `schema/cbtrack_v1.ksy` line 69.
     pub frames_per_second: u16,
     /// First frame recorded.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 70.
+    /// Schema: `schema/cbtrack_v1.ksy` line 72.
     pub first_frame: u32,
     /// Last frame recorded.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 75.
+    /// Schema: `schema/cbtrack_v1.ksy` line 77.
     pub last_frame: u32,
     /// Window length in frames, 1 to 65,535.
     ///
     /// Unit: frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 80.
+    /// Schema: `schema/cbtrack_v1.ksy` line 82.
     pub window_length: u32,
     /// Tolerance in elmos that every recorded sample is within.
     ///
     /// Unit: elmo.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 90.
+    /// Schema: `schema/cbtrack_v1.ksy` line 92.
     #[serde(with = "__io::float_json")]
     pub tolerance: f32,
     /// The position step is 1 / 2^position_shift elmo.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 94.
+    /// Schema: `schema/cbtrack_v1.ksy` line 96.
     pub position_shift: u8,
     /// The velocity step is 1 / 2^velocity_shift elmo per frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 97.
+    /// Schema: `schema/cbtrack_v1.ksy` line 99.
     pub velocity_shift: u8,
     /// Rotation bits, 8 to 16.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 100.
+    /// Schema: `schema/cbtrack_v1.ksy` line 102.
     pub rotation_bits: u8,
     /// Frames between the recorder's unit samples; for information only.
     ///
     /// Unit: frame.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 106.
+    /// Schema: `schema/cbtrack_v1.ksy` line 108.
     pub sample_interval: u8,
     /// Block number of the info chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 110.
+    /// Schema: `schema/cbtrack_v1.ksy` line 112.
     pub info_block: u32,
     /// Length of the info chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 115.
+    /// Schema: `schema/cbtrack_v1.ksy` line 117.
     pub info_len: u32,
     /// Block number of the features chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 121.
+    /// Schema: `schema/cbtrack_v1.ksy` line 123.
     pub features_block: u32,
     /// Length of the features chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 126.
+    /// Schema: `schema/cbtrack_v1.ksy` line 128.
     pub features_len: u32,
     /// Number of units in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 132.
+    /// Schema: `schema/cbtrack_v1.ksy` line 134.
     pub num_units: u32,
     /// Number of projectiles in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 137.
+    /// Schema: `schema/cbtrack_v1.ksy` line 139.
     pub num_projectiles: u32,
     /// Number of features in the match.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 142.
+    /// Schema: `schema/cbtrack_v1.ksy` line 144.
     pub num_features: u32,
     /// The replay's game id, copied from the replay header.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 147.
+    /// Schema: `schema/cbtrack_v1.ksy` line 149.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub game_id: ::std::vec::Vec<u8>,
     /// Resource tolerance (0 before recorder version 4).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 150.
+    /// Schema: `schema/cbtrack_v1.ksy` line 152.
     #[serde(with = "__io::float_json")]
     pub resource_tolerance: f32,
     /// Resource fraction (0 before recorder version 4).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 153.
+    /// Schema: `schema/cbtrack_v1.ksy` line 155.
     #[serde(with = "__io::float_json")]
     pub resource_fraction: f32,
     /// Reserved, zero when written.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 156.
+    /// Schema: `schema/cbtrack_v1.ksy` line 158.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub reserved: ::std::vec::Vec<u8>,
     /// Header fields after byte 96 that a later writer may add; kept as bytes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 159.
+    /// Schema: `schema/cbtrack_v1.ksy` line 161.
     #[serde(with = "::statepack_runtime::bytes_json")]
     pub header_extra: ::std::vec::Vec<u8>,
     /// One entry per window, in order.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 162.
+    /// Schema: `schema/cbtrack_v1.ksy` line 164.
     pub index: ::std::vec::Vec<WindowEntry>,
 }
 impl CbtkHead {
@@ -1438,29 +1438,29 @@ impl __rf::Reflect for CbtkHead {
 ::statepack_runtime::binrw_impls!(CbtkHead);
 /// Where one window's chunks are.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 167.
+/// Schema: `schema/cbtrack_v1.ksy` line 169.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct WindowEntry {
     /// Block number of the main chunk.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 170.
+    /// Schema: `schema/cbtrack_v1.ksy` line 172.
     pub main_block: u32,
     /// Length of the main chunk in bytes.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 175.
+    /// Schema: `schema/cbtrack_v1.ksy` line 177.
     pub main_len: u32,
     /// Block number of the terrain chunk, or 0.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 181.
+    /// Schema: `schema/cbtrack_v1.ksy` line 183.
     pub terrain_block: u32,
     /// Length of the terrain chunk in bytes, 0 when no terrain changed.
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 186.
+    /// Schema: `schema/cbtrack_v1.ksy` line 188.
     pub terrain_len: u32,
 }
 impl WindowEntry {
@@ -1663,7 +1663,7 @@ impl __rf::Reflect for WindowEntry {
 /// One window's chunks, found through its entry of the index (a zero-length type: it
 /// only holds the two positional instances).
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 192.
+/// Schema: `schema/cbtrack_v1.ksy` line 194.
 #[derive(Clone, Default, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct Window {
@@ -1671,12 +1671,12 @@ pub struct Window {
     ///
     /// Parameter `entry`: given by the field that reads this type, not stored in the data.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 197.
+    /// Schema: `schema/cbtrack_v1.ksy` line 199.
     #[serde(rename = "entry")]
     pub entry: WindowEntry,
     /// The main chunk (units, keys, projectiles, team numbers).
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 201.
+    /// Schema: `schema/cbtrack_v1.ksy` line 203.
     pub main: ::std::boxed::Box<ChunkBody>,
     #[doc(hidden)]
     /// The stored (processed) bytes of `main` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
@@ -1690,7 +1690,7 @@ pub struct Window {
     ///
     /// Present only when `entry.terrain_len != 0`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 208.
+    /// Schema: `schema/cbtrack_v1.ksy` line 211.
     pub terrain: ::std::option::Option<::std::boxed::Box<ChunkBody>>,
     #[doc(hidden)]
     /// The stored (processed) bytes of `terrain` as read, written back while they still give the value; `None` (or bytes that no longer match) processes the value anew.
@@ -2024,11 +2024,11 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Window {
 /// bytes with zero bytes up to the next one, and writes each entry's offset; the reader
 /// checks that the chunk is laid out so, and keeps nothing beside the columns' values.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 216.
+/// Schema: `schema/cbtrack_v1.ksy` line 220.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct ChunkBody {
-    /// Schema: `schema/cbtrack_v1.ksy` line 225.
+    /// Schema: `schema/cbtrack_v1.ksy` line 229.
     pub directory: ColumnDirectory,
 }
 impl ChunkBody {
@@ -2085,11 +2085,11 @@ impl __rf::Reflect for ChunkBody {
 ::statepack_runtime::binrw_impls!(ChunkBody);
 /// The column count and one 12-byte entry per column, in rising order of id.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 227.
+/// Schema: `schema/cbtrack_v1.ksy` line 231.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct ColumnDirectory {
-    /// Schema: `schema/cbtrack_v1.ksy` line 233.
+    /// Schema: `schema/cbtrack_v1.ksy` line 237.
     pub columns: ::std::vec::Vec<ColumnEntry>,
 }
 impl ColumnDirectory {
@@ -2169,64 +2169,64 @@ impl __rf::Reflect for ColumnDirectory {
 ::statepack_runtime::binrw_impls!(ColumnDirectory);
 /// One directory entry.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 237.
+/// Schema: `schema/cbtrack_v1.ksy` line 241.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct ColumnEntry {
     /// Column id.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 240.
+    /// Schema: `schema/cbtrack_v1.ksy` line 244.
     pub id: u16,
     /// 1 u8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f32; a reader skips other codes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 243.
+    /// Schema: `schema/cbtrack_v1.ksy` line 247.
     pub type_code: u16,
     /// Offset of the column's data from the start of the decompressed chunk (chosen by
     /// the writer for a column of a known type code; kept as it is for another).
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 246.
+    /// Schema: `schema/cbtrack_v1.ksy` line 250.
     pub offset: u32,
     /// Number of values.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 254.
+    /// Schema: `schema/cbtrack_v1.ksy` line 258.
     pub count: u32,
     /// The column's values when its type code is 1 (u8).
     ///
     /// Present only when `type_code == 1`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 260.
+    /// Schema: `schema/cbtrack_v1.ksy` line 264.
     pub u1_values: ::std::option::Option<::std::vec::Vec<u8>>,
     /// The column's values when its type code is 2 (u16).
     ///
     /// Present only when `type_code == 2`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 269.
+    /// Schema: `schema/cbtrack_v1.ksy` line 273.
     pub u2_values: ::std::option::Option<::std::vec::Vec<u16>>,
     /// The column's values when its type code is 3 (s16).
     ///
     /// Present only when `type_code == 3`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 278.
+    /// Schema: `schema/cbtrack_v1.ksy` line 282.
     pub s2_values: ::std::option::Option<::std::vec::Vec<i16>>,
     /// The column's values when its type code is 4 (u32).
     ///
     /// Present only when `type_code == 4`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 287.
+    /// Schema: `schema/cbtrack_v1.ksy` line 291.
     pub u4_values: ::std::option::Option<::std::vec::Vec<u32>>,
     /// The column's values when its type code is 5 (s32).
     ///
     /// Present only when `type_code == 5`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 298.
+    /// Schema: `schema/cbtrack_v1.ksy` line 302.
     pub s4_values: ::std::option::Option<::std::vec::Vec<i32>>,
     /// The column's values when its type code is 6 (f32).
     ///
     /// Present only when `type_code == 6`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 310.
+    /// Schema: `schema/cbtrack_v1.ksy` line 314.
     #[serde(with = "__io::float_json")]
     pub f4_values: ::std::option::Option<::std::vec::Vec<f32>>,
 }
@@ -2943,117 +2943,117 @@ impl __rf::Reflect for ColumnEntry {
 ///
 /// Column set `info`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 320.
+/// Schema: `schema/cbtrack_v1.ksy` line 324.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct InfoColumns {
     /// Track text lengths in bytes: engine version, game, map, writing program.
     ///
-    /// Column 160, u16 (schema line 323).
+    /// Column 160, u16 (schema line 327).
     pub text_lens: ::std::vec::Vec<u16>,
     /// Track text bytes, end to end (UTF-8).
     ///
-    /// Column 161, u8 (schema line 327).
+    /// Column 161, u8 (schema line 331).
     pub text_bytes: ::std::vec::Vec<u8>,
     /// Unit definition name lengths.
     ///
-    /// Column 162, u16 (schema line 331).
+    /// Column 162, u16 (schema line 335).
     pub unit_def_lens: ::std::vec::Vec<u16>,
     /// Unit definition names, end to end.
     ///
-    /// Column 163, u8 (schema line 335).
+    /// Column 163, u8 (schema line 339).
     pub unit_def_bytes: ::std::vec::Vec<u8>,
     /// Weapon definition name lengths.
     ///
-    /// Column 164, u16 (schema line 339).
+    /// Column 164, u16 (schema line 343).
     pub weapon_def_lens: ::std::vec::Vec<u16>,
     /// Weapon definition names, end to end.
     ///
-    /// Column 165, u8 (schema line 343).
+    /// Column 165, u8 (schema line 347).
     pub weapon_def_bytes: ::std::vec::Vec<u8>,
     /// Feature definition name lengths.
     ///
-    /// Column 166, u16 (schema line 347).
+    /// Column 166, u16 (schema line 351).
     pub feature_def_lens: ::std::vec::Vec<u16>,
     /// Feature definition names, end to end.
     ///
-    /// Column 167, u8 (schema line 351).
+    /// Column 167, u8 (schema line 355).
     pub feature_def_bytes: ::std::vec::Vec<u8>,
     /// For each unit definition with posed pieces, its index in the unit definition names.
     ///
-    /// Column 168, u16 (schema line 355).
+    /// Column 168, u16 (schema line 359).
     pub posed_defs: ::std::vec::Vec<u16>,
     /// For each of those, how many posed piece names it has.
     ///
-    /// Column 169, u16 (schema line 359).
+    /// Column 169, u16 (schema line 363).
     pub posed_counts: ::std::vec::Vec<u16>,
     /// Posed piece name lengths, grouped in the order of column 168.
     ///
-    /// Column 170, u16 (schema line 363).
+    /// Column 170, u16 (schema line 367).
     pub piece_lens: ::std::vec::Vec<u16>,
     /// Posed piece names, end to end.
     ///
-    /// Column 171, u8 (schema line 367).
+    /// Column 171, u8 (schema line 371).
     pub piece_bytes: ::std::vec::Vec<u8>,
     /// Team id.
     ///
-    /// Column 172, u8 (schema line 371).
+    /// Column 172, u8 (schema line 375).
     pub team_ids: ::std::vec::Vec<u8>,
     /// Ally team of each team.
     ///
-    /// Column 173, u8 (schema line 375).
+    /// Column 173, u8 (schema line 379).
     pub team_allies: ::std::vec::Vec<u8>,
     /// Team flags; bit 0 set for an AI team.
     ///
-    /// Column 174, u8 (schema line 379).
+    /// Column 174, u8 (schema line 383).
     pub team_flags: ::std::vec::Vec<u8>,
     /// Red, green, blue of each team.
     ///
-    /// Column 175, u8 (schema line 383).
+    /// Column 175, u8 (schema line 387).
     pub team_colours: ::std::vec::Vec<u8>,
     /// Side name lengths.
     ///
-    /// Column 176, u16 (schema line 387).
+    /// Column 176, u16 (schema line 391).
     pub side_lens: ::std::vec::Vec<u16>,
     /// Side names, end to end.
     ///
-    /// Column 177, u8 (schema line 391).
+    /// Column 177, u8 (schema line 395).
     pub side_bytes: ::std::vec::Vec<u8>,
     /// Leader name lengths.
     ///
-    /// Column 178, u16 (schema line 395).
+    /// Column 178, u16 (schema line 399).
     pub leader_lens: ::std::vec::Vec<u16>,
     /// Leader names, end to end.
     ///
-    /// Column 179, u8 (schema line 399).
+    /// Column 179, u8 (schema line 403).
     pub leader_bytes: ::std::vec::Vec<u8>,
     /// Two values: the map size along x and z in elmos.
     ///
-    /// Column 180, u32 (schema line 403).
+    /// Column 180, u32 (schema line 407).
     pub map_size: ::std::vec::Vec<u32>,
     /// For each unit definition, footprint across the unit in elmos.
     ///
-    /// Column 181, u16 (schema line 407).
+    /// Column 181, u16 (schema line 411).
     pub footprint_x: ::std::vec::Vec<u16>,
     /// For each unit definition, footprint along the facing in elmos.
     ///
-    /// Column 182, u16 (schema line 411).
+    /// Column 182, u16 (schema line 415).
     pub footprint_z: ::std::vec::Vec<u16>,
     /// Team rules parameter name lengths.
     ///
-    /// Column 183, u16 (schema line 415).
+    /// Column 183, u16 (schema line 419).
     pub team_param_lens: ::std::vec::Vec<u16>,
     /// Team rules parameter names, end to end.
     ///
-    /// Column 184, u8 (schema line 419).
+    /// Column 184, u8 (schema line 423).
     pub team_param_bytes: ::std::vec::Vec<u8>,
     /// Game rules parameter name lengths.
     ///
-    /// Column 185, u16 (schema line 423).
+    /// Column 185, u16 (schema line 427).
     pub game_param_lens: ::std::vec::Vec<u16>,
     /// Game rules parameter names, end to end.
     ///
-    /// Column 186, u8 (schema line 427).
+    /// Column 186, u8 (schema line 431).
     pub game_param_bytes: ::std::vec::Vec<u8>,
 }
 impl InfoColumns {
@@ -3164,61 +3164,61 @@ impl InfoColumns {
 ///
 /// Column set `features`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 431.
+/// Schema: `schema/cbtrack_v1.ksy` line 435.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct FeaturesColumns {
     /// The engine's feature id.
     ///
-    /// Column 128, u16 (schema line 434).
+    /// Column 128, u16 (schema line 438).
     pub feature_id: ::std::vec::Vec<u16>,
     /// Feature definition (index in the info chunk).
     ///
-    /// Column 129, u16 (schema line 438).
+    /// Column 129, u16 (schema line 442).
     pub def: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 130, u8 (schema line 442).
+    /// Column 130, u8 (schema line 446).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: there before the first frame. Bit 1: still there after the last.
     ///
-    /// Column 131, u8 (schema line 446).
+    /// Column 131, u8 (schema line 450).
     pub flags: ::std::vec::Vec<u8>,
     /// First frame it exists.
     ///
-    /// Column 132, u32 (schema line 450).
+    /// Column 132, u32 (schema line 454).
     pub first_frame: ::std::vec::Vec<u32>,
     /// Last frame it exists.
     ///
-    /// Column 133, u32 (schema line 454).
+    /// Column 133, u32 (schema line 458).
     pub last_frame: ::std::vec::Vec<u32>,
     /// Position x in position steps, plain.
     ///
-    /// Column 134, s32 (schema line 458).
+    /// Column 134, s32 (schema line 462).
     pub x: ::std::vec::Vec<i32>,
     /// Position y in position steps, plain.
     ///
-    /// Column 135, s32 (schema line 462).
+    /// Column 135, s32 (schema line 466).
     pub y: ::std::vec::Vec<i32>,
     /// Position z in position steps, plain.
     ///
-    /// Column 136, s32 (schema line 466).
+    /// Column 136, s32 (schema line 470).
     pub z: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 137, u8 (schema line 470).
+    /// Column 137, u8 (schema line 474).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, two's complement of n, plain.
     ///
-    /// Column 138, u16 (schema line 474).
+    /// Column 138, u16 (schema line 478).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, plain.
     ///
-    /// Column 139, u16 (schema line 478).
+    /// Column 139, u16 (schema line 482).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, plain.
     ///
-    /// Column 140, u16 (schema line 482).
+    /// Column 140, u16 (schema line 486).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 impl FeaturesColumns {
@@ -3287,57 +3287,57 @@ impl FeaturesColumns {
 ///
 /// Column set `units`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 486.
+/// Schema: `schema/cbtrack_v1.ksy` line 490.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct UnitsColumns {
     /// The engine's unit id.
     ///
-    /// Column 1, u16 (schema line 489).
+    /// Column 1, u16 (schema line 493).
     pub unit_id: ::std::vec::Vec<u16>,
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 2, u32 (schema line 493).
+    /// Column 2, u32 (schema line 497).
     pub serial: ::std::vec::Vec<u32>,
     /// Unit definition.
     ///
-    /// Column 3, u16 (schema line 497).
+    /// Column 3, u16 (schema line 501).
     pub def: ::std::vec::Vec<u16>,
     /// Team.
     ///
-    /// Column 4, u8 (schema line 501).
+    /// Column 4, u8 (schema line 505).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 5, u8 (schema line 505).
+    /// Column 5, u8 (schema line 509).
     pub flags: ::std::vec::Vec<u8>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 6, u16 (schema line 509).
+    /// Column 6, u16 (schema line 513).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 7, u16 (schema line 513).
+    /// Column 7, u16 (schema line 517).
     pub last: ::std::vec::Vec<u16>,
     /// Number of transform keys.
     ///
-    /// Column 8, u16 (schema line 517).
+    /// Column 8, u16 (schema line 521).
     pub transform_count: ::std::vec::Vec<u16>,
     /// Number of status keys.
     ///
-    /// Column 9, u16 (schema line 521).
+    /// Column 9, u16 (schema line 525).
     pub status_count: ::std::vec::Vec<u16>,
     /// Number of target tracks.
     ///
-    /// Column 10, u8 (schema line 525).
+    /// Column 10, u8 (schema line 529).
     pub target_track_count: ::std::vec::Vec<u8>,
     /// Number of pose tracks.
     ///
-    /// Column 11, u16 (schema line 529).
+    /// Column 11, u16 (schema line 533).
     pub pose_track_count: ::std::vec::Vec<u16>,
     /// Number of build queue keys.
     ///
-    /// Column 12, u16 (schema line 533).
+    /// Column 12, u16 (schema line 537).
     pub queue_count: ::std::vec::Vec<u16>,
 }
 impl UnitsColumns {
@@ -3403,53 +3403,53 @@ impl UnitsColumns {
 ///
 /// Column set `transform_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 537.
+/// Schema: `schema/cbtrack_v1.ksy` line 541.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct TransformKeysColumns {
     /// Frames since the previous key of the unit (the first: since the window start).
     ///
-    /// Column 16, u16 (schema line 540).
+    /// Column 16, u16 (schema line 544).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 17, s16 (schema line 544).
+    /// Column 17, s16 (schema line 548).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 18, s16 (schema line 548).
+    /// Column 18, s16 (schema line 552).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 19, s16 (schema line 552).
+    /// Column 19, s16 (schema line 556).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 20, s32 (schema line 556).
+    /// Column 20, s32 (schema line 560).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 21, s32 (schema line 560).
+    /// Column 21, s32 (schema line 564).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 22, s32 (schema line 564).
+    /// Column 22, s32 (schema line 568).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 23, u8 (schema line 568).
+    /// Column 23, u8 (schema line 572).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, wrapping difference, signed.
     ///
-    /// Column 24, u16 (schema line 572).
+    /// Column 24, u16 (schema line 576).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, wrapping difference, signed.
     ///
-    /// Column 25, u16 (schema line 576).
+    /// Column 25, u16 (schema line 580).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, wrapping difference, signed.
     ///
-    /// Column 26, u16 (schema line 580).
+    /// Column 26, u16 (schema line 584).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 impl TransformKeysColumns {
@@ -3512,25 +3512,25 @@ impl TransformKeysColumns {
 ///
 /// Column set `status_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 584.
+/// Schema: `schema/cbtrack_v1.ksy` line 588.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct StatusKeysColumns {
     /// Frames since the previous status key of the unit.
     ///
-    /// Column 32, u16 (schema line 587).
+    /// Column 32, u16 (schema line 591).
     pub time: ::std::vec::Vec<u16>,
     /// Health fraction, 65,535 for full; wrapping difference.
     ///
-    /// Column 33, u16 (schema line 591).
+    /// Column 33, u16 (schema line 595).
     pub health: ::std::vec::Vec<u16>,
     /// Build progress, 65,535 for complete; wrapping difference.
     ///
-    /// Column 34, u16 (schema line 595).
+    /// Column 34, u16 (schema line 599).
     pub build: ::std::vec::Vec<u16>,
     /// Flags, plain; bit 0: switched on.
     ///
-    /// Column 35, u8 (schema line 599).
+    /// Column 35, u8 (schema line 603).
     pub flags: ::std::vec::Vec<u8>,
 }
 impl StatusKeysColumns {
@@ -3572,45 +3572,45 @@ impl StatusKeysColumns {
 ///
 /// Column set `target_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 603.
+/// Schema: `schema/cbtrack_v1.ksy` line 607.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct TargetTracksColumns {
     /// For each track, the weapon number from 1, 0 for builder work.
     ///
-    /// Column 40, u8 (schema line 606).
+    /// Column 40, u8 (schema line 610).
     pub weapon: ::std::vec::Vec<u8>,
     /// For each track, its number of keys.
     ///
-    /// Column 41, u16 (schema line 610).
+    /// Column 41, u16 (schema line 614).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 42, u16 (schema line 614).
+    /// Column 42, u16 (schema line 618).
     pub time: ::std::vec::Vec<u16>,
     /// Kind of target.
     ///
-    /// Column 43, u8 (schema line 618).
+    /// Column 43, u8 (schema line 622).
     pub kind: ::std::vec::Vec<u8>,
     /// Reference, 0 when the kind has none.
     ///
-    /// Column 44, u32 (schema line 622).
+    /// Column 44, u32 (schema line 626).
     pub reference: ::std::vec::Vec<u32>,
     /// Build power in use, 255 for full; 0 for a weapon.
     ///
-    /// Column 45, u8 (schema line 626).
+    /// Column 45, u8 (schema line 630).
     pub power: ::std::vec::Vec<u8>,
     /// Position x in position steps, plain; one per key of kind 128 or more.
     ///
-    /// Column 46, s32 (schema line 630).
+    /// Column 46, s32 (schema line 634).
     pub x: ::std::vec::Vec<i32>,
     /// Position y.
     ///
-    /// Column 47, s32 (schema line 634).
+    /// Column 47, s32 (schema line 638).
     pub y: ::std::vec::Vec<i32>,
     /// Position z.
     ///
-    /// Column 48, s32 (schema line 638).
+    /// Column 48, s32 (schema line 642).
     pub z: ::std::vec::Vec<i32>,
 }
 impl TargetTracksColumns {
@@ -3667,69 +3667,69 @@ impl TargetTracksColumns {
 ///
 /// Column set `pose_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 642.
+/// Schema: `schema/cbtrack_v1.ksy` line 646.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct PoseTracksColumns {
     /// For each track, the piece: index into the posed piece names of the unit's definition.
     ///
-    /// Column 56, u16 (schema line 645).
+    /// Column 56, u16 (schema line 649).
     pub piece: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 57, u16 (schema line 649).
+    /// Column 57, u16 (schema line 653).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 58, u16 (schema line 653).
+    /// Column 58, u16 (schema line 657).
     pub time: ::std::vec::Vec<u16>,
     /// Angle about x in 65,536ths of a turn, difference with an escape.
     ///
-    /// Column 59, s16 (schema line 657).
+    /// Column 59, s16 (schema line 661).
     pub ax: ::std::vec::Vec<i16>,
     /// Angle about y, difference with an escape.
     ///
-    /// Column 60, s16 (schema line 661).
+    /// Column 60, s16 (schema line 665).
     pub ay: ::std::vec::Vec<i16>,
     /// Angle about z, difference with an escape.
     ///
-    /// Column 61, s16 (schema line 665).
+    /// Column 61, s16 (schema line 669).
     pub az: ::std::vec::Vec<i16>,
     /// Wide values of the angle about x.
     ///
-    /// Column 62, s32 (schema line 669).
+    /// Column 62, s32 (schema line 673).
     pub ax_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about y.
     ///
-    /// Column 63, s32 (schema line 673).
+    /// Column 63, s32 (schema line 677).
     pub ay_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about z.
     ///
-    /// Column 64, s32 (schema line 677).
+    /// Column 64, s32 (schema line 681).
     pub az_wide: ::std::vec::Vec<i32>,
     /// Offset x from the rest position in position steps, difference with an escape.
     ///
-    /// Column 65, s16 (schema line 681).
+    /// Column 65, s16 (schema line 685).
     pub ox: ::std::vec::Vec<i16>,
     /// Offset y, difference with an escape.
     ///
-    /// Column 66, s16 (schema line 685).
+    /// Column 66, s16 (schema line 689).
     pub oy: ::std::vec::Vec<i16>,
     /// Offset z, difference with an escape.
     ///
-    /// Column 67, s16 (schema line 689).
+    /// Column 67, s16 (schema line 693).
     pub oz: ::std::vec::Vec<i16>,
     /// Wide values of offset x.
     ///
-    /// Column 68, s32 (schema line 693).
+    /// Column 68, s32 (schema line 697).
     pub ox_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset y.
     ///
-    /// Column 69, s32 (schema line 697).
+    /// Column 69, s32 (schema line 701).
     pub oy_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset z.
     ///
-    /// Column 70, s32 (schema line 701).
+    /// Column 70, s32 (schema line 705).
     pub oz_wide: ::std::vec::Vec<i32>,
 }
 impl PoseTracksColumns {
@@ -3804,33 +3804,33 @@ impl PoseTracksColumns {
 ///
 /// Column set `build_queue`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 705.
+/// Schema: `schema/cbtrack_v1.ksy` line 709.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct BuildQueueColumns {
     /// Frames since the previous queue key of the unit.
     ///
-    /// Column 72, u16 (schema line 708).
+    /// Column 72, u16 (schema line 712).
     pub time: ::std::vec::Vec<u16>,
     /// For each key, the number of items in the queue.
     ///
-    /// Column 73, u8 (schema line 712).
+    /// Column 73, u8 (schema line 716).
     pub item_count: ::std::vec::Vec<u8>,
     /// For each item, the unit definition.
     ///
-    /// Column 74, u16 (schema line 716).
+    /// Column 74, u16 (schema line 720).
     pub def: ::std::vec::Vec<u16>,
     /// For each item, position x in position steps, plain.
     ///
-    /// Column 75, s32 (schema line 720).
+    /// Column 75, s32 (schema line 724).
     pub x: ::std::vec::Vec<i32>,
     /// For each item, position z in position steps, plain.
     ///
-    /// Column 76, s32 (schema line 724).
+    /// Column 76, s32 (schema line 728).
     pub z: ::std::vec::Vec<i32>,
     /// For each item, the facing, 0 to 3.
     ///
-    /// Column 77, u8 (schema line 728).
+    /// Column 77, u8 (schema line 732).
     pub facing: ::std::vec::Vec<u8>,
 }
 impl BuildQueueColumns {
@@ -3878,93 +3878,93 @@ impl BuildQueueColumns {
 ///
 /// Column set `projectiles`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 732.
+/// Schema: `schema/cbtrack_v1.ksy` line 736.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct ProjectilesColumns {
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 80, u32 (schema line 735).
+    /// Column 80, u32 (schema line 739).
     pub serial: ::std::vec::Vec<u32>,
     /// Weapon definition, 65,535 for none (debris).
     ///
-    /// Column 81, u16 (schema line 739).
+    /// Column 81, u16 (schema line 743).
     pub weapon: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 82, u8 (schema line 743).
+    /// Column 82, u8 (schema line 747).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 83, u8 (schema line 747).
+    /// Column 83, u8 (schema line 751).
     pub flags: ::std::vec::Vec<u8>,
     /// The unit that fired it, index in this window's units, or 65,535.
     ///
-    /// Column 84, u16 (schema line 751).
+    /// Column 84, u16 (schema line 755).
     pub owner: ::std::vec::Vec<u16>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 85, u16 (schema line 755).
+    /// Column 85, u16 (schema line 759).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 86, u16 (schema line 759).
+    /// Column 86, u16 (schema line 763).
     pub last: ::std::vec::Vec<u16>,
     /// Number of keys.
     ///
-    /// Column 87, u16 (schema line 763).
+    /// Column 87, u16 (schema line 767).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the projectile.
     ///
-    /// Column 88, u16 (schema line 767).
+    /// Column 88, u16 (schema line 771).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 89, s16 (schema line 771).
+    /// Column 89, s16 (schema line 775).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 90, s16 (schema line 775).
+    /// Column 90, s16 (schema line 779).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 91, s16 (schema line 779).
+    /// Column 91, s16 (schema line 783).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 92, s32 (schema line 783).
+    /// Column 92, s32 (schema line 787).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 93, s32 (schema line 787).
+    /// Column 93, s32 (schema line 791).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 94, s32 (schema line 791).
+    /// Column 94, s32 (schema line 795).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Velocity x, difference with an escape (velocity steps).
     ///
-    /// Column 95, s16 (schema line 795).
+    /// Column 95, s16 (schema line 799).
     pub vx: ::std::vec::Vec<i16>,
     /// Velocity y, difference with an escape.
     ///
-    /// Column 96, s16 (schema line 799).
+    /// Column 96, s16 (schema line 803).
     pub vy: ::std::vec::Vec<i16>,
     /// Velocity z, difference with an escape.
     ///
-    /// Column 97, s16 (schema line 803).
+    /// Column 97, s16 (schema line 807).
     pub vz: ::std::vec::Vec<i16>,
     /// Wide values of velocity x.
     ///
-    /// Column 98, s32 (schema line 807).
+    /// Column 98, s32 (schema line 811).
     pub vx_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity y.
     ///
-    /// Column 99, s32 (schema line 811).
+    /// Column 99, s32 (schema line 815).
     pub vy_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity z.
     ///
-    /// Column 100, s32 (schema line 815).
+    /// Column 100, s32 (schema line 819).
     pub vz_wide: ::std::vec::Vec<i32>,
 }
 impl ProjectilesColumns {
@@ -4057,29 +4057,29 @@ impl ProjectilesColumns {
 ///
 /// Column set `team_numbers`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 819.
+/// Schema: `schema/cbtrack_v1.ksy` line 823.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct TeamNumbersColumns {
     /// For each track, the team id, 255 for the game's own.
     ///
-    /// Column 104, u8 (schema line 822).
+    /// Column 104, u8 (schema line 826).
     pub team: ::std::vec::Vec<u8>,
     /// For each track, the code of the number.
     ///
-    /// Column 105, u16 (schema line 826).
+    /// Column 105, u16 (schema line 830).
     pub code: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 106, u16 (schema line 830).
+    /// Column 106, u16 (schema line 834).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 107, u16 (schema line 834).
+    /// Column 107, u16 (schema line 838).
     pub time: ::std::vec::Vec<u16>,
     /// Value, plain f32.
     ///
-    /// Column 108, f32 (schema line 838).
+    /// Column 108, f32 (schema line 842).
     pub value: ::std::vec::Vec<f32>,
 }
 impl TeamNumbersColumns {
@@ -4124,29 +4124,29 @@ impl TeamNumbersColumns {
 ///
 /// Column set `terrain_rows`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 842.
+/// Schema: `schema/cbtrack_v1.ksy` line 846.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct TerrainRowsColumns {
     /// Frames since the previous row (the first: since the window start).
     ///
-    /// Column 112, u16 (schema line 845).
+    /// Column 112, u16 (schema line 849).
     pub time: ::std::vec::Vec<u16>,
     /// Heightmap x, wrapping difference from the previous row.
     ///
-    /// Column 113, u16 (schema line 849).
+    /// Column 113, u16 (schema line 853).
     pub x: ::std::vec::Vec<u16>,
     /// Heightmap z, wrapping difference from the previous row.
     ///
-    /// Column 114, u16 (schema line 853).
+    /// Column 114, u16 (schema line 857).
     pub z: ::std::vec::Vec<u16>,
     /// Height before in position steps, difference from the previous row's height before.
     ///
-    /// Column 115, s32 (schema line 857).
+    /// Column 115, s32 (schema line 861).
     pub before: ::std::vec::Vec<i32>,
     /// Height after minus height before; never 0.
     ///
-    /// Column 116, s32 (schema line 861).
+    /// Column 116, s32 (schema line 865).
     pub change: ::std::vec::Vec<i32>,
 }
 impl TerrainRowsColumns {

@@ -26,12 +26,14 @@ instances:
     size: head.info_len
     process: zlib
     type: chunk_body
+    -sp-strict: false
     doc: The info chunk (names, teams, the map), at block `head.info_block`.
   features:
     pos: head.features_block * 64
     size: head.features_len
     process: zlib
     type: chunk_body
+    -sp-strict: false
     doc: The features chunk, at block `head.features_block`.
   windows:
     pos: 0
@@ -204,6 +206,7 @@ types:
         size: entry.main_len
         process: zlib
         type: chunk_body
+        -sp-strict: false
         doc: The main chunk (units, keys, projectiles, team numbers).
       terrain:
         io: _root._io
@@ -211,6 +214,7 @@ types:
         size: entry.terrain_len
         process: zlib
         type: chunk_body
+        -sp-strict: false
         if: entry.terrain_len != 0
         doc: The terrain chunk, absent when no height changed in the window.
   chunk_body:

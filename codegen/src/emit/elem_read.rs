@@ -177,7 +177,7 @@ impl Emitter<'_> {
                     quote!(#tail.push(__tl.to_vec());)
                 };
                 let ti = type_ident(name);
-                let finish = if !f.strict {
+                let finish = if !f.strict && self.unread_types.contains(name) {
                     quote!({
                         __v.__unread_pad = __sub.align_to_byte_keep();
                         __v.__unread = __sub.take_rest().to_vec();
@@ -261,7 +261,7 @@ impl Emitter<'_> {
                 let value = match &f.kind {
                     FieldKind::User { name, .. } => {
                         let ti = type_ident(name);
-                        let finish = if !f.strict {
+                        let finish = if !f.strict && self.unread_types.contains(name) {
                             quote!({
                                 __v.__unread_pad = __sub.align_to_byte_keep();
                                 __v.__unread = __sub.take_rest().to_vec();
