@@ -2038,13 +2038,14 @@ impl ChunkBody {
     pub fn read_from<T: __io::Tracer>(
         __r: &mut __io::ByteReader<'_, T>,
     ) -> Result<Self, __io::DecodeError> {
-        let __start = __r.offset() as usize;
+        let __mark = __r.aligned_mark();
         let __v: Self = (|| -> Result<Self, __io::DecodeError> {
             let directory: ColumnDirectory = __r
                 .node("directory", ColumnDirectory::read_from)?;
             Ok(Self { directory })
         })()?;
-        __r.check_rest_written(__start, |__w| __v.write_to(__w))?;
+        let __seq_end = __r.offset() as usize;
+        __r.check_packed_rest(__mark, __seq_end, 4)?;
         Ok(__v)
     }
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
@@ -2297,6 +2298,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("u1_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("u1_values"));
                 let __pv = {
                     let __l = {
@@ -2320,6 +2322,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -2334,6 +2337,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("u2_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("u2_values"));
                 let __pv = {
                     let __l = {
@@ -2357,6 +2361,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -2371,6 +2376,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("s2_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("s2_values"));
                 let __pv = {
                     let __l = {
@@ -2394,6 +2400,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -2409,6 +2416,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("u4_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("u4_values"));
                 let __pv = {
                     let __l = {
@@ -2447,6 +2455,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -2462,6 +2471,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("s4_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("s4_values"));
                 let __pv = {
                     let __l = {
@@ -2502,6 +2512,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -2516,6 +2527,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("f4_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("f4_values"));
                 let __pv = {
                     let __l = {
@@ -2539,6 +2551,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })

@@ -360,19 +360,10 @@ fn plain_valid(m: &Field) -> bool {
     }
 }
 
-/// The problems of `-sp-align` and `-sp-end-zeros` keys in `t`: an aligned instance must be
+/// The problems of the `-sp-align` keys in `t`: an aligned instance must be
 /// one the writer places (see [`placed_instances`]) and hold numbers, bytes or strings (no
 /// user type, whose bytes could depend on where it goes).
 pub(crate) fn check_placement_keys(s: &Schema, t: &TypeDef, diags: &mut Vec<Diag>) {
-    if t.end_zeros.is_some() && !t.params.is_empty() {
-        diags.push(Diag::new(
-            &s.file,
-            t.pos,
-            &format!("{}.-sp-end-zeros", t.key_path),
-            format!("`-sp-end-zeros` on `{}`, a type with `params`, is not supported yet", t.name),
-            "its reader writes the value back to check the bytes, which needs the type's writer without arguments",
-        ));
-    }
     let placed = placed_instances(s, t);
     for f in &t.fields {
         let Some(a) = f.at.as_ref().and_then(|at| at.align.map(|n| (at, n))) else {

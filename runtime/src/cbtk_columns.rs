@@ -530,66 +530,32 @@ impl ChunkBuilder {
     }
 }
 
-/// Writes the decompressed chunk `bytes` as the generated writer of the schema's
-/// `chunk_body` writes the values its reader reads from them: the directory as stored but for
-/// the offset of each column of a known type, which goes after the directory and the
-/// columns before it, on the next multiple of 4 bytes, its data followed by zero bytes up to
-/// the next multiple of 4; then 4 zero bytes. A column of another type code keeps its offset
-/// and has no data. Used by the readers that check a chunk where it lies (without the
-/// generated reader) to refuse, as the generated reader does, a chunk laid out otherwise.
+/// Checks that the decompressed chunk `bytes` is laid out as the generated writer of the
+/// schema's `chunk_body` writes the values its reader reads from it (`-sp-align: 4` columns,
+/// `-sp-end-zeros: 4`): after the directory, each column of a known type code on the next
+/// multiple of 4 bytes after the one before, in directory order, zero bytes up to the next
+/// multiple of 4 after each, then 4 zero bytes and nothing after (a column of another type
+/// code has no data in the layout). For the readers that check a chunk where it lies (the
+/// full decode and the structure events, without the generated reader): the generated
+/// reader's check (`ByteReader::check_packed_rest`) with the same error, over the
+/// directory's entries, nothing allocated. The directory and the columns must lie within
+/// `bytes` (as reading them checked).
 ///
-/// Errors: the directory or a column lies outside `bytes`, or an offset passes 16,777,215
-/// (what the generated writer refuses).
-pub fn write_laid_out(bytes: &[u8], w: &mut crate::io::ByteWriter) -> Result<(), EncodeError> {
-    let outside = || {
-        EncodeError::new(EncodeErrorKind::Semantic(
-            "chunk shorter than its directory".into(),
-        ))
-    };
-    let n = bytes.get(0..4).ok_or_else(outside)?;
-    let n = u32::from_le_bytes([n[0], n[1], n[2], n[3]]) as usize;
-    let dir = bytes.get(4..4 + 12 * n).ok_or_else(outside)?;
-    let mut out = Vec::with_capacity(bytes.len());
-    out.extend_from_slice(&bytes[..4]);
-    out.extend_from_slice(dir);
-    for (i, e) in dir.chunks_exact(12).enumerate() {
-        let code = u16::from_le_bytes([e[2], e[3]]);
-        let Some(size) = code_size(code) else {
-            continue;
-        };
-        let offset = u32::from_le_bytes([e[4], e[5], e[6], e[7]]) as usize;
-        let count = u32::from_le_bytes([e[8], e[9], e[10], e[11]]) as usize;
-        let data = count
-            .checked_mul(size)
-            .and_then(|len| bytes.get(offset..offset.checked_add(len)?))
-            .ok_or_else(|| {
-                EncodeError::new(EncodeErrorKind::Semantic(format!(
-                    "column {i} lies outside the chunk"
-                )))
-            })?;
-        let at = out.len();
-        if at > LUA_MAX as usize {
-            return Err(EncodeError::new(EncodeErrorKind::OutOfRange {
-                value: at.to_string(),
-                ty: "the field's range",
-            })
-            .in_field("offset"));
-        }
-        out[4 + 12 * i + 4..4 + 12 * i + 8].copy_from_slice(&(at as u32).to_le_bytes());
-        out.extend_from_slice(data);
-        out.resize(out.len().div_ceil(4) * 4, 0);
-    }
-    out.extend_from_slice(&[0; 4]);
-    w.write_bytes(&out);
-    Ok(())
-}
-
-/// Checks that the decompressed chunk `bytes` is laid out as [`write_laid_out`] writes it,
-/// with the generated reader's error (`Semantic`, at the first byte that differs).
-///
-/// Errors: the first difference.
+/// Errors: `Semantic` at the first byte out of place.
 pub fn check_laid_out(bytes: &[u8]) -> Result<(), DecodeError> {
-    crate::io::ByteReader::new(bytes).check_rest_written(0, |w| write_laid_out(bytes, w))
+    let n = bytes
+        .get(0..4)
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    let dir_end = (4 + 12 * n.min(bytes.len() / 12)).min(bytes.len());
+    let placed = bytes[4.min(dir_end)..dir_end]
+        .chunks_exact(12)
+        .filter_map(|e| {
+            let size = code_size(u16::from_le_bytes([e[2], e[3]]))?;
+            let offset = u32::from_le_bytes([e[4], e[5], e[6], e[7]]) as usize;
+            let count = u32::from_le_bytes([e[8], e[9], e[10], e[11]]) as usize;
+            Some((offset, count.saturating_mul(size), 4))
+        });
+    crate::positional::check_packed(bytes, 0, dir_end, placed, 4)
 }
 
 /// Adler-32 of `bytes` (the checksum a zlib stream ends with).
@@ -934,8 +900,12 @@ mod tests {
         moved[16 + 4..16 + 8].copy_from_slice(&36u32.to_le_bytes());
         moved.extend_from_slice(&[0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0]);
         let e = check_laid_out(&moved).unwrap_err();
-        assert_eq!(e.offset, 20, "{e}");
-        assert!(e.to_string().contains("24 here, 20 derived"), "{e}");
+        assert_eq!(e.offset, 32, "{e}");
+        assert!(
+            e.to_string()
+                .contains("an instance at byte 36, where the writer places it at byte 32"),
+            "{e}"
+        );
     }
 
     /// A chunk read in place hands out the values the raw layer reads, borrowed; a chunk

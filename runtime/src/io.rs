@@ -968,6 +968,10 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     /// The copy of `buf` that lazy positional instances read from (made by the first
     /// [`ByteReader::lazy_at`], see `crate::lazy`).
     pub(crate) lazy_input: Option<std::sync::Arc<LazyInput>>,
+    /// The `-sp-align` positional instances read so far (absolute start, bytes read,
+    /// alignment), in reading order, for the check of the `-sp-end-zeros` type holding them
+    /// (see `crate::positional`).
+    pub(crate) aligned: Vec<(usize, usize, u32)>,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
@@ -1011,6 +1015,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             processed_total: crate::limits::processed_budget(buf.len()),
             processed_base: 0,
             lazy_input: None,
+            aligned: Vec::new(),
             tracer,
         }
     }

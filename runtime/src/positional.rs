@@ -238,119 +238,116 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
 }
 
 impl<'a, T: Tracer> ByteReader<'a, T> {
-    /// At the end of a type with `-sp-end-zeros` whose `seq` ended at byte `seq_end`, given
-    /// the `-sp-align` instances read in its stream (absolute start, bytes read, alignment)
-    /// in the order the writer queues them: each must start where the writer places it (the
-    /// first multiple of its alignment, from the stream's start, at or after the end of the
-    /// one before, or of the `seq`), every byte between and after them up to that multiple
-    /// must be zero, and `zeros` zero bytes must end the stream. The rest is then consumed.
-    /// This is [`ByteReader::check_rest_written`] for a type whose instances write back the
-    /// bytes they read (numbers, bytes, strings), without writing.
+    /// Notes an `-sp-align` positional instance read from `from` to `to` (absolute), for
+    /// [`ByteReader::check_packed_rest`].
+    pub fn note_aligned(&mut self, from: u64, to: u64, align: u32) {
+        self.aligned
+            .push((from as usize, to.saturating_sub(from) as usize, align));
+    }
+
+    /// Where the notes of [`ByteReader::note_aligned`] stand: taken where a type with
+    /// `-sp-end-zeros` starts.
+    pub fn aligned_mark(&self) -> usize {
+        self.aligned.len()
+    }
+
+    /// Drops the notes taken since `mark` (a reader that reads an instance again).
+    pub fn drop_aligned_since(&mut self, mark: usize) {
+        self.aligned.truncate(mark);
+    }
+
+    /// At the end of a type with `-sp-end-zeros` whose `seq` ended at byte `seq_end`: the
+    /// `-sp-align` instances noted since `mark` (in the order read, which is the order the
+    /// writer queues them) must each start where the writer places it (the first multiple
+    /// of its alignment, from the stream's start, at or after the end of the one before, or
+    /// of the `seq`), every byte between and after them up to that multiple must be zero,
+    /// and `zeros` zero bytes must end the stream. The rest is then consumed, and the notes
+    /// since `mark` dropped. This is what the type's writer writes from the value read, for
+    /// instances that write back the bytes they read (numbers, bytes, strings): decode then
+    /// encode is byte-identical, with nothing kept.
     ///
-    /// Errors: `Semantic` at the first byte out of place.
+    /// Errors: `Semantic` at the first byte out of place (`crate::cbtk_columns::check_laid_out`
+    /// gives the same for a CBTK chunk).
     pub fn check_packed_rest(
         &mut self,
+        mark: usize,
         seq_end: usize,
-        placed: &[(usize, usize, u32)],
         zeros: usize,
     ) -> Result<(), DecodeError> {
-        let base = self.start;
-        let bad = |at: usize, what: String| {
-            DecodeError::new(
-                at as u64,
-                DecodeErrorKind::Semantic(format!(
-                    "the bytes after the fields are not the layout the writer derives from the values: {what}"
-                )),
-            )
-        };
-        let zero_until = |from: usize, to: usize| -> Result<(), DecodeError> {
-            let to = to.min(self.end);
-            match self.buf[from.min(to)..to].iter().position(|&b| b != 0) {
-                Some(i) => Err(bad(
-                    from + i,
-                    format!(
-                        "byte {:02X} where the writer puts a zero",
-                        self.buf[from + i]
-                    ),
-                )),
-                None => Ok(()),
-            }
-        };
-        let up = |at: usize, a: usize| base + (at - base).div_ceil(a) * a;
-        let mut end = seq_end;
-        for &(at, len, align) in placed {
-            let a = align.max(1) as usize;
-            let derived = up(end, a);
-            if at != derived {
-                return Err(bad(
-                    at.min(derived),
-                    format!("an instance at byte {at}, where the writer places it at {derived}"),
-                ));
-            }
-            zero_until(end, at)?;
-            end = at + len;
-            let padded = up(end, a);
-            zero_until(end, padded)?;
-            end = padded;
-        }
-        zero_until(end, end + zeros)?;
-        if self.end != end + zeros {
-            let at = (end + zeros).min(self.end);
-            return Err(bad(
-                at,
-                format!(
-                    "the stream ends at byte {}, the writer ends it at {}",
-                    self.end,
-                    end + zeros
-                ),
-            ));
-        }
+        let placed = self.aligned.split_off(mark.min(self.aligned.len()));
+        check_packed(
+            &self.buf[..self.end],
+            self.start,
+            seq_end,
+            placed.into_iter(),
+            zeros,
+        )?;
         self.pos = self.end;
         Ok(())
     }
+}
 
-    /// At the end of a type with `-sp-end-zeros` whose reading started at byte `start`:
-    /// the rest of the stream must be what `write` (the type's writer, given the value read)
-    /// writes from `start` on, its positional instances laid out and its zero bytes at the
-    /// end; the rest is then consumed, and the value keeps none of it.
-    ///
-    /// Errors: `Semantic` at the first byte that differs (or where one of the two ends),
-    /// with both bytes; a value the writer refuses, with the writer's message.
-    pub fn check_rest_written(
-        &mut self,
-        start: usize,
-        write: impl FnOnce(&mut ByteWriter) -> Result<(), EncodeError>,
-    ) -> Result<(), DecodeError> {
-        let (from, end) = (self.start.min(start), self.end.max(start));
-        let mut w = ByteWriter::new();
-        // The stream's bytes before the value, so that positions count from its start.
-        w.buf.extend_from_slice(&self.buf[from..start]);
-        let wrote = write(&mut w).and_then(|()| w.lay_out_positional(&[]));
-        if let Err(e) = wrote {
-            return Err(DecodeError::new(
-                start as u64,
-                DecodeErrorKind::Semantic(format!(
-                    "the value read here cannot be written back: {e}"
-                )),
+/// The check of [`ByteReader::check_packed_rest`] over `buf` (the stream's bytes up to its
+/// end), the stream starting at `base`: the instances `placed` (absolute start, length,
+/// alignment) in the writer's order after `seq_end`, zero bytes between and after them up
+/// to each alignment, then `zeros` zero bytes and the end of `buf`.
+///
+/// Errors: `Semantic` at the first byte out of place, naming the byte found and the byte
+/// the writer puts there.
+pub fn check_packed(
+    buf: &[u8],
+    base: usize,
+    seq_end: usize,
+    placed: impl Iterator<Item = (usize, usize, u32)>,
+    zeros: usize,
+) -> Result<(), DecodeError> {
+    let layout = |at: usize, what: String| {
+        DecodeError::new(
+            at as u64,
+            DecodeErrorKind::Semantic(format!(
+                "the bytes after the fields are not the layout the writer derives from the values ({what}): positional instances packed in order at their alignment, zero bytes between, then the trailing zero bytes"
+            )),
+        )
+    };
+    let bad = |at: usize, want: Option<u8>| {
+        let show = |b: Option<u8>| b.map_or("the end".to_owned(), |b| format!("{b:02X}"));
+        layout(
+            at,
+            format!(
+                "{} here, {} derived",
+                show(buf.get(at).copied()),
+                show(want)
+            ),
+        )
+    };
+    let zero_until = |from: usize, to: usize| -> Result<(), DecodeError> {
+        match (from..to).find(|&k| buf.get(k) != Some(&0)) {
+            Some(k) => Err(bad(k, Some(0))),
+            None => Ok(()),
+        }
+    };
+    let up = |at: usize, a: usize| base + (at.saturating_sub(base)).div_ceil(a) * a;
+    let mut end = seq_end;
+    for (at, len, align) in placed {
+        let a = align.max(1) as usize;
+        let derived = up(end, a);
+        if at != derived {
+            zero_until(end, derived.min(at))?;
+            return Err(layout(
+                at.min(derived),
+                format!("an instance at byte {at}, where the writer places it at byte {derived}"),
             ));
         }
-        let want = &w.buf[start - from..];
-        let have = &self.buf[start..end];
-        if want != have {
-            let k = want.iter().zip(have).take_while(|(a, b)| a == b).count();
-            let show = |b: Option<&u8>| b.map_or("the end".to_owned(), |b| format!("{b:02X}"));
-            return Err(DecodeError::new(
-                (start + k) as u64,
-                DecodeErrorKind::Semantic(format!(
-                    "the bytes after the fields are not the layout the writer derives from the values ({} here, {} derived): positional instances packed in order at their alignment, zero bytes between, then the trailing zero bytes",
-                    show(have.get(k)),
-                    show(want.get(k))
-                )),
-            ));
-        }
-        self.pos = end;
-        Ok(())
+        end = at + len;
+        let padded = up(end, a);
+        zero_until(end, padded)?;
+        end = padded;
     }
+    zero_until(end, end + zeros)?;
+    if buf.len() > end + zeros {
+        return Err(bad(end + zeros, None));
+    }
+    Ok(())
 }
 
 impl ByteWriter {

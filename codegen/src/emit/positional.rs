@@ -135,6 +135,23 @@ pub(crate) fn emit_read(
                 quote!(#kept),
             )),
         ))
+    } else if let Some(align) = placed(em, f).and_then(|p| p.align) {
+        // An `-sp-align` instance: where it was read is noted for the check of the type with
+        // `-sp-end-zeros` holding its stream.
+        let align = proc_macro2::Literal::u32_unsuffixed(align);
+        Some((
+            quote! {{
+                let __p: i128 = #pos;
+                let __saved = __r.enter_instance(__p, #whole).map_err(|e| e.in_field(#fid))?;
+                let __from = __r.offset();
+                __r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
+                let __pv = #read_value;
+                __r.note_aligned(__from, __r.offset(), #align);
+                __r.leave_instance(__saved);
+                __pv
+            }},
+            None,
+        ))
     } else {
         Some((
             quote! {{

@@ -158,11 +158,14 @@ impl Emitter<'_> {
             Self::reader_bodies((&reads, &post_read_checks, &ctor), whole_fallback);
         if let Some(n) = t.end_zeros {
             // The type lays out the instances placed in its stream and ends with `n` zero
-            // bytes; its reader checks that the rest of the stream is what the writer writes.
+            // bytes; its reader checks that the rest of the stream is that layout of the
+            // `-sp-align` instances it read.
+            let zeros = lit_usize(n as usize);
             read_body = quote! {
-                let __start = __r.offset() as usize;
+                let __mark = __r.aligned_mark();
                 let __v: Self = (|| -> Result<Self, __io::DecodeError> { #read_body })()?;
-                __r.check_rest_written(__start, |__w| __v.write_to(__w))?;
+                let __seq_end = __r.offset() as usize;
+                __r.check_packed_rest(__mark, __seq_end, #zeros)?;
                 Ok(__v)
             };
             let n = lit_usize(n as usize);

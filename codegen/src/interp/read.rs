@@ -251,9 +251,6 @@ pub(crate) struct Interp<'s> {
     /// ([`crate::lazy::lazy_instances`], the generated `Lazy<T>` members): which of its
     /// fields they are. Those are read after the type's `seq`.
     lazy: HashMap<usize, Vec<bool>>,
-    /// The `-sp-align` instances read so far (absolute start, bytes read, alignment), in
-    /// reading order, for the check of a type with `-sp-end-zeros` that holds them.
-    aligned: RefCell<Vec<(usize, usize, u32)>>,
 }
 
 fn semantic(at: u64, msg: String) -> DecodeError {
@@ -321,7 +318,6 @@ impl<'s> Interp<'s> {
             out: None,
             tree_errors: InstanceErrors::AsGenerated,
             lazy,
-            aligned: RefCell::new(Vec::new()),
         }
     }
 
@@ -389,11 +385,14 @@ impl<'s> Interp<'s> {
             return self.read_field_kept(r, frame, f, keep);
         };
         o.held.borrow_mut().push(Held::default());
+        let mark = r.aligned_mark();
         let res = self.read_field_kept(r, frame, f, keep);
         let held = o.held.borrow_mut().pop().unwrap_or_default();
         match res {
             Ok(_) if held.overflow => {
                 drop(res);
+                // Read again: what the first read noted is noted again.
+                r.drop_aligned_since(mark);
                 self.read_field_kept(r, frame, f, keep)
             }
             Ok(x) => {
@@ -565,7 +564,7 @@ impl<'s> Interp<'s> {
         let mut bit_spans = Vec::new();
         let mut unaligned = false;
         let lazy = self.lazy_of(t);
-        let aligned_mark = self.aligned.borrow().len();
+        let aligned_mark = r.aligned_mark();
         for (i, f) in t.fields.iter().enumerate() {
             if lazy.is_some_and(|l| l[i]) {
                 continue;
@@ -610,9 +609,8 @@ impl<'s> Interp<'s> {
         // `-sp-end-zeros`: the rest of the stream is the layout the writer derives from the
         // aligned instances read in it (as the generated reader checks by writing).
         if let Some(n) = t.end_zeros {
-            let placed = self.aligned.borrow_mut().split_off(aligned_mark);
             let seq_end = r.offset() as usize;
-            if let Err(e) = r.check_packed_rest(seq_end, &placed, n as usize) {
+            if let Err(e) = r.check_packed_rest(aligned_mark, seq_end, n as usize) {
                 self.keep_failed_type(t, &mut frame, &mut elem_spans, None);
                 return Err(e);
             }
@@ -909,12 +907,7 @@ impl<'s> Interp<'s> {
             let end = r.offset();
             r.leave_instance(saved);
             if let (Some(a), Ok(_)) = (at.align, &v) {
-                let entry = (start as usize, end.saturating_sub(start) as usize, a);
-                let mut log = self.aligned.borrow_mut();
-                // A streaming read reads a large instance twice in a row (`read_held`).
-                if log.last() != Some(&entry) {
-                    log.push(entry);
-                }
+                r.note_aligned(start, end, a);
             }
             if v.is_err() && self.partial.is_some() {
                 let p = self.take_partial();

@@ -215,7 +215,7 @@ impl Table {
     pub fn read_from<T: __io::Tracer>(
         __r: &mut __io::ByteReader<'_, T>,
     ) -> Result<Self, __io::DecodeError> {
-        let __start = __r.offset() as usize;
+        let __mark = __r.aligned_mark();
         let __v: Self = (|| -> Result<Self, __io::DecodeError> {
             let num_entries: u16 = __r.leaf("num_entries", |__r| __r.read_u16le())?;
             __r.enter(__io::PathSeg::Field("entries"));
@@ -243,7 +243,8 @@ impl Table {
             };
             Ok(Self { entries })
         })()?;
-        __r.check_rest_written(__start, |__w| __v.write_to(__w))?;
+        let __seq_end = __r.offset() as usize;
+        __r.check_packed_rest(__mark, __seq_end, 2)?;
         Ok(__v)
     }
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
@@ -354,6 +355,7 @@ impl Entry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("bytes_v"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("bytes_v"));
                 let __pv = {
                     let __v: ::std::vec::Vec<u8> = {
@@ -363,6 +365,7 @@ impl Entry {
                     __r.leave(Some(&__v));
                     __v
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -377,6 +380,7 @@ impl Entry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("words"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("words"));
                 let __pv = {
                     let __l = {
@@ -400,6 +404,7 @@ impl Entry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
