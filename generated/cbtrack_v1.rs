@@ -125,11 +125,7 @@ impl CbtrackV1 {
                                                 .sharing(__share);
                                             #[allow(unused_mut)]
                                             let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            let __res = {
-                                                __v.__unread_pad = __sub.align_to_byte_keep();
-                                                __v.__unread = __sub.take_rest().to_vec();
-                                                Ok(__v)
-                                            };
+                                            let __res = __sub.finish().map(|_| __v);
                                             __r.add_processed(__sub.processed_used());
                                             __res
                                         } else {
@@ -141,14 +137,7 @@ impl CbtrackV1 {
                                                     .sharing(__share);
                                                 #[allow(unused_mut)]
                                                 let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                                (
-                                                    {
-                                                        __v.__unread_pad = __sub.align_to_byte_keep();
-                                                        __v.__unread = __sub.take_rest().to_vec();
-                                                        Ok(__v)
-                                                    },
-                                                    __sub.processed_used(),
-                                                )
+                                                (__sub.finish().map(|_| __v), __sub.processed_used())
                                             };
                                             __r.add_processed(__used);
                                             __res
@@ -197,11 +186,7 @@ impl CbtrackV1 {
                                                 .sharing(__share);
                                             #[allow(unused_mut)]
                                             let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            let __res = {
-                                                __v.__unread_pad = __sub.align_to_byte_keep();
-                                                __v.__unread = __sub.take_rest().to_vec();
-                                                Ok(__v)
-                                            };
+                                            let __res = __sub.finish().map(|_| __v);
                                             __r.add_processed(__sub.processed_used());
                                             __res
                                         } else {
@@ -213,14 +198,7 @@ impl CbtrackV1 {
                                                     .sharing(__share);
                                                 #[allow(unused_mut)]
                                                 let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                                (
-                                                    {
-                                                        __v.__unread_pad = __sub.align_to_byte_keep();
-                                                        __v.__unread = __sub.take_rest().to_vec();
-                                                        Ok(__v)
-                                                    },
-                                                    __sub.processed_used(),
-                                                )
+                                                (__sub.finish().map(|_| __v), __sub.processed_used())
                                             };
                                             __r.add_processed(__used);
                                             __res
@@ -1774,11 +1752,7 @@ impl Window {
                                                 .sharing(__share);
                                             #[allow(unused_mut)]
                                             let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                            let __res = {
-                                                __v.__unread_pad = __sub.align_to_byte_keep();
-                                                __v.__unread = __sub.take_rest().to_vec();
-                                                Ok(__v)
-                                            };
+                                            let __res = __sub.finish().map(|_| __v);
                                             __r.add_processed(__sub.processed_used());
                                             __res
                                         } else {
@@ -1790,14 +1764,7 @@ impl Window {
                                                     .sharing(__share);
                                                 #[allow(unused_mut)]
                                                 let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                                (
-                                                    {
-                                                        __v.__unread_pad = __sub.align_to_byte_keep();
-                                                        __v.__unread = __sub.take_rest().to_vec();
-                                                        Ok(__v)
-                                                    },
-                                                    __sub.processed_used(),
-                                                )
+                                                (__sub.finish().map(|_| __v), __sub.processed_used())
                                             };
                                             __r.add_processed(__used);
                                             __res
@@ -1849,11 +1816,7 @@ impl Window {
                                                     .sharing(__share);
                                                 #[allow(unused_mut)]
                                                 let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                                let __res = {
-                                                    __v.__unread_pad = __sub.align_to_byte_keep();
-                                                    __v.__unread = __sub.take_rest().to_vec();
-                                                    Ok(__v)
-                                                };
+                                                let __res = __sub.finish().map(|_| __v);
                                                 __r.add_processed(__sub.processed_used());
                                                 __res
                                             } else {
@@ -1865,14 +1828,7 @@ impl Window {
                                                         .sharing(__share);
                                                     #[allow(unused_mut)]
                                                     let mut __v = ChunkBody::read_from(&mut __sub)?;
-                                                    (
-                                                        {
-                                                            __v.__unread_pad = __sub.align_to_byte_keep();
-                                                            __v.__unread = __sub.take_rest().to_vec();
-                                                            Ok(__v)
-                                                        },
-                                                        __sub.processed_used(),
-                                                    )
+                                                    (__sub.finish().map(|_| __v), __sub.processed_used())
                                                 };
                                                 __r.add_processed(__used);
                                                 __res
@@ -2063,44 +2019,17 @@ impl ::statepack_runtime::binrw::meta::WriteEndian for Window {
     const ENDIAN: ::statepack_runtime::binrw::meta::EndianKind = ::statepack_runtime::binrw::meta::EndianKind::None;
 }
 /// A chunk after decompression: the column directory, whose entries read their columns
-/// (each 4-byte aligned, offsets from the start of the decompressed chunk), then 4 zero
-/// bytes. The bytes after the directory are read through the entries and kept.
+/// (offsets from the start of the decompressed chunk), then 4 zero bytes. The writer
+/// places the columns after the directory in directory order, each on a multiple of 4
+/// bytes with zero bytes up to the next one, and writes each entry's offset; the reader
+/// checks that the chunk is laid out so, and keeps nothing beside the columns' values.
 ///
 /// Schema: `schema/cbtrack_v1.ksy` line 220.
-#[derive(Clone, Default, __serde::Serialize, __serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct ChunkBody {
-    /// Schema: `schema/cbtrack_v1.ksy` line 226.
+    /// Schema: `schema/cbtrack_v1.ksy` line 229.
     pub directory: ColumnDirectory,
-    #[doc(hidden)]
-    /// Bytes at the end of the sized field holding this value that its fields did not
-    /// read (Kaitai Struct skips them). Written back after the fields; empty when the
-    /// value filled its size or is not in a sized field.
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        with = "::statepack_runtime::bytes_json"
-    )]
-    pub __unread: ::std::vec::Vec<u8>,
-    #[doc(hidden)]
-    /// The bits after this value's last bit field, up to the end of that byte, when the
-    /// value ends inside a byte of its sized field; written back.
-    #[serde(default)]
-    pub __unread_pad: u8,
-}
-impl ::core::cmp::PartialEq for ChunkBody {
-    /// Equal when every schema member is equal; the members that only keep bytes for writing back (`__`-prefixed) are not compared.
-    fn eq(&self, other: &Self) -> bool {
-        self.directory == other.directory
-    }
-}
-impl ::core::fmt::Debug for ChunkBody {
-    /// The schema members; the members that only keep bytes for writing back (`__`-prefixed) show as `..`.
-    fn fmt(&self, __f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-        __f.debug_struct("ChunkBody")
-            .field("directory", &self.directory)
-            .finish_non_exhaustive()
-    }
 }
 impl ChunkBody {
     /// The smallest number of bytes this type can take; list counts are checked against it before anything is allocated.
@@ -2109,27 +2038,32 @@ impl ChunkBody {
     pub fn read_from<T: __io::Tracer>(
         __r: &mut __io::ByteReader<'_, T>,
     ) -> Result<Self, __io::DecodeError> {
-        let directory: ColumnDirectory = __r
-            .node("directory", ColumnDirectory::read_from)?;
-        Ok(Self {
-            directory,
-            __unread: ::std::vec::Vec::new(),
-            __unread_pad: 0,
-        })
+        let __mark = __r.aligned_mark();
+        let __v: Self = (|| -> Result<Self, __io::DecodeError> {
+            let directory: ColumnDirectory = __r
+                .node("directory", ColumnDirectory::read_from)?;
+            Ok(Self { directory })
+        })()?;
+        let __seq_end = __r.offset() as usize;
+        __r.check_packed_rest(__mark, __seq_end, 4)?;
+        Ok(__v)
     }
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
+        let __mark = __w.placed_mark();
         {
             let __v = &self.directory;
             __v.write_to(__w).map_err(|e: __io::EncodeError| e.in_field("directory"))?;
         }
-        __w.align_to_byte_with(self.__unread_pad);
-        __w.write_bytes(&self.__unread);
+        __w.end_with_zeros(__mark, 4)?;
         Ok(())
     }
     /// The number of bytes [`Self::write_to`] writes.
+    /// Measured by writing into a scratch writer: not computable without writing (positional instances laid out by the type and its trailing zero bytes).
     pub fn encoded_len(&self) -> usize {
-        self.directory.encoded_len() + self.__unread.len()
+        let mut __w = __io::ByteWriter::new();
+        let _ = self.write_to(&mut __w);
+        __w.len()
     }
 }
 impl __rf::Reflect for ChunkBody {
@@ -2152,11 +2086,11 @@ impl __rf::Reflect for ChunkBody {
 ::statepack_runtime::binrw_impls!(ChunkBody);
 /// The column count and one 12-byte entry per column, in rising order of id.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 228.
+/// Schema: `schema/cbtrack_v1.ksy` line 231.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct ColumnDirectory {
-    /// Schema: `schema/cbtrack_v1.ksy` line 234.
+    /// Schema: `schema/cbtrack_v1.ksy` line 237.
     pub columns: ::std::vec::Vec<ColumnEntry>,
 }
 impl ColumnDirectory {
@@ -2236,63 +2170,64 @@ impl __rf::Reflect for ColumnDirectory {
 ::statepack_runtime::binrw_impls!(ColumnDirectory);
 /// One directory entry.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 238.
+/// Schema: `schema/cbtrack_v1.ksy` line 241.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct ColumnEntry {
     /// Column id.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 241.
+    /// Schema: `schema/cbtrack_v1.ksy` line 244.
     pub id: u16,
     /// 1 u8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f32; a reader skips other codes.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 244.
+    /// Schema: `schema/cbtrack_v1.ksy` line 247.
     pub type_code: u16,
-    /// Offset of the column's data from the start of the decompressed chunk.
+    /// Offset of the column's data from the start of the decompressed chunk (chosen by
+    /// the writer for a column of a known type code; kept as it is for another).
     ///
     /// Unit: byte.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 247.
+    /// Schema: `schema/cbtrack_v1.ksy` line 250.
     pub offset: u32,
     /// Number of values.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 253.
+    /// Schema: `schema/cbtrack_v1.ksy` line 258.
     pub count: u32,
     /// The column's values when its type code is 1 (u8).
     ///
     /// Present only when `type_code == 1`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 259.
+    /// Schema: `schema/cbtrack_v1.ksy` line 264.
     pub u1_values: ::std::option::Option<::std::vec::Vec<u8>>,
     /// The column's values when its type code is 2 (u16).
     ///
     /// Present only when `type_code == 2`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 267.
+    /// Schema: `schema/cbtrack_v1.ksy` line 273.
     pub u2_values: ::std::option::Option<::std::vec::Vec<u16>>,
     /// The column's values when its type code is 3 (s16).
     ///
     /// Present only when `type_code == 3`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 275.
+    /// Schema: `schema/cbtrack_v1.ksy` line 282.
     pub s2_values: ::std::option::Option<::std::vec::Vec<i16>>,
     /// The column's values when its type code is 4 (u32).
     ///
     /// Present only when `type_code == 4`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 283.
+    /// Schema: `schema/cbtrack_v1.ksy` line 291.
     pub u4_values: ::std::option::Option<::std::vec::Vec<u32>>,
     /// The column's values when its type code is 5 (s32).
     ///
     /// Present only when `type_code == 5`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 293.
+    /// Schema: `schema/cbtrack_v1.ksy` line 302.
     pub s4_values: ::std::option::Option<::std::vec::Vec<i32>>,
     /// The column's values when its type code is 6 (f32).
     ///
     /// Present only when `type_code == 6`.
     ///
-    /// Schema: `schema/cbtrack_v1.ksy` line 304.
+    /// Schema: `schema/cbtrack_v1.ksy` line 314.
     #[serde(with = "__io::float_json")]
     pub f4_values: ::std::option::Option<::std::vec::Vec<f32>>,
 }
@@ -2363,6 +2298,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("u1_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("u1_values"));
                 let __pv = {
                     let __l = {
@@ -2386,6 +2322,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -2400,6 +2337,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("u2_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("u2_values"));
                 let __pv = {
                     let __l = {
@@ -2423,6 +2361,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -2437,6 +2376,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("s2_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("s2_values"));
                 let __pv = {
                     let __l = {
@@ -2460,6 +2400,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -2475,6 +2416,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("u4_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("u4_values"));
                 let __pv = {
                     let __l = {
@@ -2513,6 +2455,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -2528,6 +2471,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("s4_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("s4_values"));
                 let __pv = {
                     let __l = {
@@ -2568,6 +2512,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -2582,6 +2527,7 @@ impl ColumnEntry {
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("f4_values"))?;
+                let __from = __r.offset();
                 __r.enter(::statepack_runtime::io::PathSeg::Field("f4_values"));
                 let __pv = {
                     let __l = {
@@ -2605,6 +2551,7 @@ impl ColumnEntry {
                     __r.leave::<()>(None);
                     __l
                 };
+                __r.note_aligned(__from, __r.offset(), 4);
                 __r.leave_instance(__saved);
                 __pv
             })
@@ -2627,7 +2574,7 @@ impl ColumnEntry {
     /// Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field.
     pub fn write_to(&self, __w: &mut __io::ByteWriter) -> Result<(), __io::EncodeError> {
         let type_code = self.type_code;
-        let offset = self.offset;
+        let mut __placed_at_offset: usize = 0;
         let count = self.count;
         {
             let mut __b = [0u8; 4];
@@ -2635,6 +2582,7 @@ impl ColumnEntry {
             __b[2..4].copy_from_slice(&self.type_code.to_le_bytes());
             __w.write_bytes(&__b);
         }
+        __placed_at_offset = __w.len();
         let __rule_offset: &'static str = "must be at most 16777215";
         {
             let __v = &self.offset;
@@ -2664,9 +2612,8 @@ impl ColumnEntry {
                 .map_err(|e: __io::EncodeError| e.in_field("count"))?;
         }
         {
-            let __pos: i128 = offset as i128;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .instance_writer(0, false)
                 .map_err(|e| e.in_field("u1_values"))?;
             {
                 let __w = &mut __tw;
@@ -2690,12 +2637,27 @@ impl ColumnEntry {
                     }
                 }
             }
-            __w.place(__tw, "types.column_entry.instances.u1_values");
+            __w.place_aligned(
+                __tw,
+                __io::AlignedSlot {
+                    at: __placed_at_offset,
+                    width: 4,
+                    signed: false,
+                    big: false,
+                    step: 1i128,
+                    offset: 0i128,
+                    align: 4u32,
+                    min: ::std::option::Option::None,
+                    max: ::std::option::Option::Some(16777215i128),
+                    member: "offset",
+                },
+                self.u1_values.is_some(),
+                "types.column_entry.instances.u1_values",
+            );
         }
         {
-            let __pos: i128 = offset as i128;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .instance_writer(0, false)
                 .map_err(|e| e.in_field("u2_values"))?;
             {
                 let __w = &mut __tw;
@@ -2719,12 +2681,27 @@ impl ColumnEntry {
                     }
                 }
             }
-            __w.place(__tw, "types.column_entry.instances.u2_values");
+            __w.place_aligned(
+                __tw,
+                __io::AlignedSlot {
+                    at: __placed_at_offset,
+                    width: 4,
+                    signed: false,
+                    big: false,
+                    step: 1i128,
+                    offset: 0i128,
+                    align: 4u32,
+                    min: ::std::option::Option::None,
+                    max: ::std::option::Option::Some(16777215i128),
+                    member: "offset",
+                },
+                self.u2_values.is_some(),
+                "types.column_entry.instances.u2_values",
+            );
         }
         {
-            let __pos: i128 = offset as i128;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .instance_writer(0, false)
                 .map_err(|e| e.in_field("s2_values"))?;
             {
                 let __w = &mut __tw;
@@ -2748,12 +2725,27 @@ impl ColumnEntry {
                     }
                 }
             }
-            __w.place(__tw, "types.column_entry.instances.s2_values");
+            __w.place_aligned(
+                __tw,
+                __io::AlignedSlot {
+                    at: __placed_at_offset,
+                    width: 4,
+                    signed: false,
+                    big: false,
+                    step: 1i128,
+                    offset: 0i128,
+                    align: 4u32,
+                    min: ::std::option::Option::None,
+                    max: ::std::option::Option::Some(16777215i128),
+                    member: "offset",
+                },
+                self.s2_values.is_some(),
+                "types.column_entry.instances.s2_values",
+            );
         }
         {
-            let __pos: i128 = offset as i128;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .instance_writer(0, false)
                 .map_err(|e| e.in_field("u4_values"))?;
             {
                 let __w = &mut __tw;
@@ -2792,12 +2784,27 @@ impl ColumnEntry {
                     }
                 }
             }
-            __w.place(__tw, "types.column_entry.instances.u4_values");
+            __w.place_aligned(
+                __tw,
+                __io::AlignedSlot {
+                    at: __placed_at_offset,
+                    width: 4,
+                    signed: false,
+                    big: false,
+                    step: 1i128,
+                    offset: 0i128,
+                    align: 4u32,
+                    min: ::std::option::Option::None,
+                    max: ::std::option::Option::Some(16777215i128),
+                    member: "offset",
+                },
+                self.u4_values.is_some(),
+                "types.column_entry.instances.u4_values",
+            );
         }
         {
-            let __pos: i128 = offset as i128;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .instance_writer(0, false)
                 .map_err(|e| e.in_field("s4_values"))?;
             {
                 let __w = &mut __tw;
@@ -2838,12 +2845,27 @@ impl ColumnEntry {
                     }
                 }
             }
-            __w.place(__tw, "types.column_entry.instances.s4_values");
+            __w.place_aligned(
+                __tw,
+                __io::AlignedSlot {
+                    at: __placed_at_offset,
+                    width: 4,
+                    signed: false,
+                    big: false,
+                    step: 1i128,
+                    offset: 0i128,
+                    align: 4u32,
+                    min: ::std::option::Option::None,
+                    max: ::std::option::Option::Some(16777215i128),
+                    member: "offset",
+                },
+                self.s4_values.is_some(),
+                "types.column_entry.instances.s4_values",
+            );
         }
         {
-            let __pos: i128 = offset as i128;
             let mut __tw = __w
-                .instance_writer(__pos, false)
+                .instance_writer(0, false)
                 .map_err(|e| e.in_field("f4_values"))?;
             {
                 let __w = &mut __tw;
@@ -2867,7 +2889,23 @@ impl ColumnEntry {
                     }
                 }
             }
-            __w.place(__tw, "types.column_entry.instances.f4_values");
+            __w.place_aligned(
+                __tw,
+                __io::AlignedSlot {
+                    at: __placed_at_offset,
+                    width: 4,
+                    signed: false,
+                    big: false,
+                    step: 1i128,
+                    offset: 0i128,
+                    align: 4u32,
+                    min: ::std::option::Option::None,
+                    max: ::std::option::Option::Some(16777215i128),
+                    member: "offset",
+                },
+                self.f4_values.is_some(),
+                "types.column_entry.instances.f4_values",
+            );
         }
         Ok(())
     }
@@ -2918,117 +2956,117 @@ impl __rf::Reflect for ColumnEntry {
 ///
 /// Column set `info`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 313.
+/// Schema: `schema/cbtrack_v1.ksy` line 324.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct InfoColumns {
     /// Track text lengths in bytes: engine version, game, map, writing program.
     ///
-    /// Column 160, u16 (schema line 316).
+    /// Column 160, u16 (schema line 327).
     pub text_lens: ::std::vec::Vec<u16>,
     /// Track text bytes, end to end (UTF-8).
     ///
-    /// Column 161, u8 (schema line 320).
+    /// Column 161, u8 (schema line 331).
     pub text_bytes: ::std::vec::Vec<u8>,
     /// Unit definition name lengths.
     ///
-    /// Column 162, u16 (schema line 324).
+    /// Column 162, u16 (schema line 335).
     pub unit_def_lens: ::std::vec::Vec<u16>,
     /// Unit definition names, end to end.
     ///
-    /// Column 163, u8 (schema line 328).
+    /// Column 163, u8 (schema line 339).
     pub unit_def_bytes: ::std::vec::Vec<u8>,
     /// Weapon definition name lengths.
     ///
-    /// Column 164, u16 (schema line 332).
+    /// Column 164, u16 (schema line 343).
     pub weapon_def_lens: ::std::vec::Vec<u16>,
     /// Weapon definition names, end to end.
     ///
-    /// Column 165, u8 (schema line 336).
+    /// Column 165, u8 (schema line 347).
     pub weapon_def_bytes: ::std::vec::Vec<u8>,
     /// Feature definition name lengths.
     ///
-    /// Column 166, u16 (schema line 340).
+    /// Column 166, u16 (schema line 351).
     pub feature_def_lens: ::std::vec::Vec<u16>,
     /// Feature definition names, end to end.
     ///
-    /// Column 167, u8 (schema line 344).
+    /// Column 167, u8 (schema line 355).
     pub feature_def_bytes: ::std::vec::Vec<u8>,
     /// For each unit definition with posed pieces, its index in the unit definition names.
     ///
-    /// Column 168, u16 (schema line 348).
+    /// Column 168, u16 (schema line 359).
     pub posed_defs: ::std::vec::Vec<u16>,
     /// For each of those, how many posed piece names it has.
     ///
-    /// Column 169, u16 (schema line 352).
+    /// Column 169, u16 (schema line 363).
     pub posed_counts: ::std::vec::Vec<u16>,
     /// Posed piece name lengths, grouped in the order of column 168.
     ///
-    /// Column 170, u16 (schema line 356).
+    /// Column 170, u16 (schema line 367).
     pub piece_lens: ::std::vec::Vec<u16>,
     /// Posed piece names, end to end.
     ///
-    /// Column 171, u8 (schema line 360).
+    /// Column 171, u8 (schema line 371).
     pub piece_bytes: ::std::vec::Vec<u8>,
     /// Team id.
     ///
-    /// Column 172, u8 (schema line 364).
+    /// Column 172, u8 (schema line 375).
     pub team_ids: ::std::vec::Vec<u8>,
     /// Ally team of each team.
     ///
-    /// Column 173, u8 (schema line 368).
+    /// Column 173, u8 (schema line 379).
     pub team_allies: ::std::vec::Vec<u8>,
     /// Team flags; bit 0 set for an AI team.
     ///
-    /// Column 174, u8 (schema line 372).
+    /// Column 174, u8 (schema line 383).
     pub team_flags: ::std::vec::Vec<u8>,
     /// Red, green, blue of each team.
     ///
-    /// Column 175, u8 (schema line 376).
+    /// Column 175, u8 (schema line 387).
     pub team_colours: ::std::vec::Vec<u8>,
     /// Side name lengths.
     ///
-    /// Column 176, u16 (schema line 380).
+    /// Column 176, u16 (schema line 391).
     pub side_lens: ::std::vec::Vec<u16>,
     /// Side names, end to end.
     ///
-    /// Column 177, u8 (schema line 384).
+    /// Column 177, u8 (schema line 395).
     pub side_bytes: ::std::vec::Vec<u8>,
     /// Leader name lengths.
     ///
-    /// Column 178, u16 (schema line 388).
+    /// Column 178, u16 (schema line 399).
     pub leader_lens: ::std::vec::Vec<u16>,
     /// Leader names, end to end.
     ///
-    /// Column 179, u8 (schema line 392).
+    /// Column 179, u8 (schema line 403).
     pub leader_bytes: ::std::vec::Vec<u8>,
     /// Two values: the map size along x and z in elmos.
     ///
-    /// Column 180, u32 (schema line 396).
+    /// Column 180, u32 (schema line 407).
     pub map_size: ::std::vec::Vec<u32>,
     /// For each unit definition, footprint across the unit in elmos.
     ///
-    /// Column 181, u16 (schema line 400).
+    /// Column 181, u16 (schema line 411).
     pub footprint_x: ::std::vec::Vec<u16>,
     /// For each unit definition, footprint along the facing in elmos.
     ///
-    /// Column 182, u16 (schema line 404).
+    /// Column 182, u16 (schema line 415).
     pub footprint_z: ::std::vec::Vec<u16>,
     /// Team rules parameter name lengths.
     ///
-    /// Column 183, u16 (schema line 408).
+    /// Column 183, u16 (schema line 419).
     pub team_param_lens: ::std::vec::Vec<u16>,
     /// Team rules parameter names, end to end.
     ///
-    /// Column 184, u8 (schema line 412).
+    /// Column 184, u8 (schema line 423).
     pub team_param_bytes: ::std::vec::Vec<u8>,
     /// Game rules parameter name lengths.
     ///
-    /// Column 185, u16 (schema line 416).
+    /// Column 185, u16 (schema line 427).
     pub game_param_lens: ::std::vec::Vec<u16>,
     /// Game rules parameter names, end to end.
     ///
-    /// Column 186, u8 (schema line 420).
+    /// Column 186, u8 (schema line 431).
     pub game_param_bytes: ::std::vec::Vec<u8>,
 }
 impl InfoColumns {
@@ -3139,61 +3177,61 @@ impl InfoColumns {
 ///
 /// Column set `features`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 424.
+/// Schema: `schema/cbtrack_v1.ksy` line 435.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct FeaturesColumns {
     /// The engine's feature id.
     ///
-    /// Column 128, u16 (schema line 427).
+    /// Column 128, u16 (schema line 438).
     pub feature_id: ::std::vec::Vec<u16>,
     /// Feature definition (index in the info chunk).
     ///
-    /// Column 129, u16 (schema line 431).
+    /// Column 129, u16 (schema line 442).
     pub def: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 130, u8 (schema line 435).
+    /// Column 130, u8 (schema line 446).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: there before the first frame. Bit 1: still there after the last.
     ///
-    /// Column 131, u8 (schema line 439).
+    /// Column 131, u8 (schema line 450).
     pub flags: ::std::vec::Vec<u8>,
     /// First frame it exists.
     ///
-    /// Column 132, u32 (schema line 443).
+    /// Column 132, u32 (schema line 454).
     pub first_frame: ::std::vec::Vec<u32>,
     /// Last frame it exists.
     ///
-    /// Column 133, u32 (schema line 447).
+    /// Column 133, u32 (schema line 458).
     pub last_frame: ::std::vec::Vec<u32>,
     /// Position x in position steps, plain.
     ///
-    /// Column 134, s32 (schema line 451).
+    /// Column 134, s32 (schema line 462).
     pub x: ::std::vec::Vec<i32>,
     /// Position y in position steps, plain.
     ///
-    /// Column 135, s32 (schema line 455).
+    /// Column 135, s32 (schema line 466).
     pub y: ::std::vec::Vec<i32>,
     /// Position z in position steps, plain.
     ///
-    /// Column 136, s32 (schema line 459).
+    /// Column 136, s32 (schema line 470).
     pub z: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 137, u8 (schema line 463).
+    /// Column 137, u8 (schema line 474).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, two's complement of n, plain.
     ///
-    /// Column 138, u16 (schema line 467).
+    /// Column 138, u16 (schema line 478).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, plain.
     ///
-    /// Column 139, u16 (schema line 471).
+    /// Column 139, u16 (schema line 482).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, plain.
     ///
-    /// Column 140, u16 (schema line 475).
+    /// Column 140, u16 (schema line 486).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 impl FeaturesColumns {
@@ -3262,57 +3300,57 @@ impl FeaturesColumns {
 ///
 /// Column set `units`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 479.
+/// Schema: `schema/cbtrack_v1.ksy` line 490.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct UnitsColumns {
     /// The engine's unit id.
     ///
-    /// Column 1, u16 (schema line 482).
+    /// Column 1, u16 (schema line 493).
     pub unit_id: ::std::vec::Vec<u16>,
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 2, u32 (schema line 486).
+    /// Column 2, u32 (schema line 497).
     pub serial: ::std::vec::Vec<u32>,
     /// Unit definition.
     ///
-    /// Column 3, u16 (schema line 490).
+    /// Column 3, u16 (schema line 501).
     pub def: ::std::vec::Vec<u16>,
     /// Team.
     ///
-    /// Column 4, u8 (schema line 494).
+    /// Column 4, u8 (schema line 505).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 5, u8 (schema line 498).
+    /// Column 5, u8 (schema line 509).
     pub flags: ::std::vec::Vec<u8>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 6, u16 (schema line 502).
+    /// Column 6, u16 (schema line 513).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 7, u16 (schema line 506).
+    /// Column 7, u16 (schema line 517).
     pub last: ::std::vec::Vec<u16>,
     /// Number of transform keys.
     ///
-    /// Column 8, u16 (schema line 510).
+    /// Column 8, u16 (schema line 521).
     pub transform_count: ::std::vec::Vec<u16>,
     /// Number of status keys.
     ///
-    /// Column 9, u16 (schema line 514).
+    /// Column 9, u16 (schema line 525).
     pub status_count: ::std::vec::Vec<u16>,
     /// Number of target tracks.
     ///
-    /// Column 10, u8 (schema line 518).
+    /// Column 10, u8 (schema line 529).
     pub target_track_count: ::std::vec::Vec<u8>,
     /// Number of pose tracks.
     ///
-    /// Column 11, u16 (schema line 522).
+    /// Column 11, u16 (schema line 533).
     pub pose_track_count: ::std::vec::Vec<u16>,
     /// Number of build queue keys.
     ///
-    /// Column 12, u16 (schema line 526).
+    /// Column 12, u16 (schema line 537).
     pub queue_count: ::std::vec::Vec<u16>,
 }
 impl UnitsColumns {
@@ -3378,53 +3416,53 @@ impl UnitsColumns {
 ///
 /// Column set `transform_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 530.
+/// Schema: `schema/cbtrack_v1.ksy` line 541.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct TransformKeysColumns {
     /// Frames since the previous key of the unit (the first: since the window start).
     ///
-    /// Column 16, u16 (schema line 533).
+    /// Column 16, u16 (schema line 544).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 17, s16 (schema line 537).
+    /// Column 17, s16 (schema line 548).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 18, s16 (schema line 541).
+    /// Column 18, s16 (schema line 552).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 19, s16 (schema line 545).
+    /// Column 19, s16 (schema line 556).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 20, s32 (schema line 549).
+    /// Column 20, s32 (schema line 560).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 21, s32 (schema line 553).
+    /// Column 21, s32 (schema line 564).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 22, s32 (schema line 557).
+    /// Column 22, s32 (schema line 568).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Rotation: dropped component, 0 to 3 for x, y, z, w.
     ///
-    /// Column 23, u8 (schema line 561).
+    /// Column 23, u8 (schema line 572).
     pub rot_dropped: ::std::vec::Vec<u8>,
     /// Rotation: first kept component, wrapping difference, signed.
     ///
-    /// Column 24, u16 (schema line 565).
+    /// Column 24, u16 (schema line 576).
     pub rot_a: ::std::vec::Vec<u16>,
     /// Rotation: second kept component, wrapping difference, signed.
     ///
-    /// Column 25, u16 (schema line 569).
+    /// Column 25, u16 (schema line 580).
     pub rot_b: ::std::vec::Vec<u16>,
     /// Rotation: third kept component, wrapping difference, signed.
     ///
-    /// Column 26, u16 (schema line 573).
+    /// Column 26, u16 (schema line 584).
     pub rot_c: ::std::vec::Vec<u16>,
 }
 impl TransformKeysColumns {
@@ -3487,25 +3525,25 @@ impl TransformKeysColumns {
 ///
 /// Column set `status_keys`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 577.
+/// Schema: `schema/cbtrack_v1.ksy` line 588.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct StatusKeysColumns {
     /// Frames since the previous status key of the unit.
     ///
-    /// Column 32, u16 (schema line 580).
+    /// Column 32, u16 (schema line 591).
     pub time: ::std::vec::Vec<u16>,
     /// Health fraction, 65,535 for full; wrapping difference.
     ///
-    /// Column 33, u16 (schema line 584).
+    /// Column 33, u16 (schema line 595).
     pub health: ::std::vec::Vec<u16>,
     /// Build progress, 65,535 for complete; wrapping difference.
     ///
-    /// Column 34, u16 (schema line 588).
+    /// Column 34, u16 (schema line 599).
     pub build: ::std::vec::Vec<u16>,
     /// Flags, plain; bit 0: switched on.
     ///
-    /// Column 35, u8 (schema line 592).
+    /// Column 35, u8 (schema line 603).
     pub flags: ::std::vec::Vec<u8>,
 }
 impl StatusKeysColumns {
@@ -3547,45 +3585,45 @@ impl StatusKeysColumns {
 ///
 /// Column set `target_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 596.
+/// Schema: `schema/cbtrack_v1.ksy` line 607.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct TargetTracksColumns {
     /// For each track, the weapon number from 1, 0 for builder work.
     ///
-    /// Column 40, u8 (schema line 599).
+    /// Column 40, u8 (schema line 610).
     pub weapon: ::std::vec::Vec<u8>,
     /// For each track, its number of keys.
     ///
-    /// Column 41, u16 (schema line 603).
+    /// Column 41, u16 (schema line 614).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 42, u16 (schema line 607).
+    /// Column 42, u16 (schema line 618).
     pub time: ::std::vec::Vec<u16>,
     /// Kind of target.
     ///
-    /// Column 43, u8 (schema line 611).
+    /// Column 43, u8 (schema line 622).
     pub kind: ::std::vec::Vec<u8>,
     /// Reference, 0 when the kind has none.
     ///
-    /// Column 44, u32 (schema line 615).
+    /// Column 44, u32 (schema line 626).
     pub reference: ::std::vec::Vec<u32>,
     /// Build power in use, 255 for full; 0 for a weapon.
     ///
-    /// Column 45, u8 (schema line 619).
+    /// Column 45, u8 (schema line 630).
     pub power: ::std::vec::Vec<u8>,
     /// Position x in position steps, plain; one per key of kind 128 or more.
     ///
-    /// Column 46, s32 (schema line 623).
+    /// Column 46, s32 (schema line 634).
     pub x: ::std::vec::Vec<i32>,
     /// Position y.
     ///
-    /// Column 47, s32 (schema line 627).
+    /// Column 47, s32 (schema line 638).
     pub y: ::std::vec::Vec<i32>,
     /// Position z.
     ///
-    /// Column 48, s32 (schema line 631).
+    /// Column 48, s32 (schema line 642).
     pub z: ::std::vec::Vec<i32>,
 }
 impl TargetTracksColumns {
@@ -3642,69 +3680,69 @@ impl TargetTracksColumns {
 ///
 /// Column set `pose_tracks`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 635.
+/// Schema: `schema/cbtrack_v1.ksy` line 646.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct PoseTracksColumns {
     /// For each track, the piece: index into the posed piece names of the unit's definition.
     ///
-    /// Column 56, u16 (schema line 638).
+    /// Column 56, u16 (schema line 649).
     pub piece: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 57, u16 (schema line 642).
+    /// Column 57, u16 (schema line 653).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 58, u16 (schema line 646).
+    /// Column 58, u16 (schema line 657).
     pub time: ::std::vec::Vec<u16>,
     /// Angle about x in 65,536ths of a turn, difference with an escape.
     ///
-    /// Column 59, s16 (schema line 650).
+    /// Column 59, s16 (schema line 661).
     pub ax: ::std::vec::Vec<i16>,
     /// Angle about y, difference with an escape.
     ///
-    /// Column 60, s16 (schema line 654).
+    /// Column 60, s16 (schema line 665).
     pub ay: ::std::vec::Vec<i16>,
     /// Angle about z, difference with an escape.
     ///
-    /// Column 61, s16 (schema line 658).
+    /// Column 61, s16 (schema line 669).
     pub az: ::std::vec::Vec<i16>,
     /// Wide values of the angle about x.
     ///
-    /// Column 62, s32 (schema line 662).
+    /// Column 62, s32 (schema line 673).
     pub ax_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about y.
     ///
-    /// Column 63, s32 (schema line 666).
+    /// Column 63, s32 (schema line 677).
     pub ay_wide: ::std::vec::Vec<i32>,
     /// Wide values of the angle about z.
     ///
-    /// Column 64, s32 (schema line 670).
+    /// Column 64, s32 (schema line 681).
     pub az_wide: ::std::vec::Vec<i32>,
     /// Offset x from the rest position in position steps, difference with an escape.
     ///
-    /// Column 65, s16 (schema line 674).
+    /// Column 65, s16 (schema line 685).
     pub ox: ::std::vec::Vec<i16>,
     /// Offset y, difference with an escape.
     ///
-    /// Column 66, s16 (schema line 678).
+    /// Column 66, s16 (schema line 689).
     pub oy: ::std::vec::Vec<i16>,
     /// Offset z, difference with an escape.
     ///
-    /// Column 67, s16 (schema line 682).
+    /// Column 67, s16 (schema line 693).
     pub oz: ::std::vec::Vec<i16>,
     /// Wide values of offset x.
     ///
-    /// Column 68, s32 (schema line 686).
+    /// Column 68, s32 (schema line 697).
     pub ox_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset y.
     ///
-    /// Column 69, s32 (schema line 690).
+    /// Column 69, s32 (schema line 701).
     pub oy_wide: ::std::vec::Vec<i32>,
     /// Wide values of offset z.
     ///
-    /// Column 70, s32 (schema line 694).
+    /// Column 70, s32 (schema line 705).
     pub oz_wide: ::std::vec::Vec<i32>,
 }
 impl PoseTracksColumns {
@@ -3779,33 +3817,33 @@ impl PoseTracksColumns {
 ///
 /// Column set `build_queue`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 698.
+/// Schema: `schema/cbtrack_v1.ksy` line 709.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct BuildQueueColumns {
     /// Frames since the previous queue key of the unit.
     ///
-    /// Column 72, u16 (schema line 701).
+    /// Column 72, u16 (schema line 712).
     pub time: ::std::vec::Vec<u16>,
     /// For each key, the number of items in the queue.
     ///
-    /// Column 73, u8 (schema line 705).
+    /// Column 73, u8 (schema line 716).
     pub item_count: ::std::vec::Vec<u8>,
     /// For each item, the unit definition.
     ///
-    /// Column 74, u16 (schema line 709).
+    /// Column 74, u16 (schema line 720).
     pub def: ::std::vec::Vec<u16>,
     /// For each item, position x in position steps, plain.
     ///
-    /// Column 75, s32 (schema line 713).
+    /// Column 75, s32 (schema line 724).
     pub x: ::std::vec::Vec<i32>,
     /// For each item, position z in position steps, plain.
     ///
-    /// Column 76, s32 (schema line 717).
+    /// Column 76, s32 (schema line 728).
     pub z: ::std::vec::Vec<i32>,
     /// For each item, the facing, 0 to 3.
     ///
-    /// Column 77, u8 (schema line 721).
+    /// Column 77, u8 (schema line 732).
     pub facing: ::std::vec::Vec<u8>,
 }
 impl BuildQueueColumns {
@@ -3853,93 +3891,93 @@ impl BuildQueueColumns {
 ///
 /// Column set `projectiles`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 725.
+/// Schema: `schema/cbtrack_v1.ksy` line 736.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct ProjectilesColumns {
     /// Serial number, from 0 in order of first appearance in the match.
     ///
-    /// Column 80, u32 (schema line 728).
+    /// Column 80, u32 (schema line 739).
     pub serial: ::std::vec::Vec<u32>,
     /// Weapon definition, 65,535 for none (debris).
     ///
-    /// Column 81, u16 (schema line 732).
+    /// Column 81, u16 (schema line 743).
     pub weapon: ::std::vec::Vec<u16>,
     /// Team, 255 for none.
     ///
-    /// Column 82, u8 (schema line 736).
+    /// Column 82, u8 (schema line 747).
     pub team: ::std::vec::Vec<u8>,
     /// Bit 0: existed before this window. Bit 1: exists after it.
     ///
-    /// Column 83, u8 (schema line 740).
+    /// Column 83, u8 (schema line 751).
     pub flags: ::std::vec::Vec<u8>,
     /// The unit that fired it, index in this window's units, or 65,535.
     ///
-    /// Column 84, u16 (schema line 744).
+    /// Column 84, u16 (schema line 755).
     pub owner: ::std::vec::Vec<u16>,
     /// Offset of the first frame in the window at which it exists.
     ///
-    /// Column 85, u16 (schema line 748).
+    /// Column 85, u16 (schema line 759).
     pub first: ::std::vec::Vec<u16>,
     /// Offset of the last frame in the window at which it exists.
     ///
-    /// Column 86, u16 (schema line 752).
+    /// Column 86, u16 (schema line 763).
     pub last: ::std::vec::Vec<u16>,
     /// Number of keys.
     ///
-    /// Column 87, u16 (schema line 756).
+    /// Column 87, u16 (schema line 767).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the projectile.
     ///
-    /// Column 88, u16 (schema line 760).
+    /// Column 88, u16 (schema line 771).
     pub time: ::std::vec::Vec<u16>,
     /// Position x, difference with an escape (position steps).
     ///
-    /// Column 89, s16 (schema line 764).
+    /// Column 89, s16 (schema line 775).
     pub x: ::std::vec::Vec<i16>,
     /// Position y, difference with an escape.
     ///
-    /// Column 90, s16 (schema line 768).
+    /// Column 90, s16 (schema line 779).
     pub y: ::std::vec::Vec<i16>,
     /// Position z, difference with an escape.
     ///
-    /// Column 91, s16 (schema line 772).
+    /// Column 91, s16 (schema line 783).
     pub z: ::std::vec::Vec<i16>,
     /// Wide values of x.
     ///
-    /// Column 92, s32 (schema line 776).
+    /// Column 92, s32 (schema line 787).
     pub x_wide: ::std::vec::Vec<i32>,
     /// Wide values of y.
     ///
-    /// Column 93, s32 (schema line 780).
+    /// Column 93, s32 (schema line 791).
     pub y_wide: ::std::vec::Vec<i32>,
     /// Wide values of z.
     ///
-    /// Column 94, s32 (schema line 784).
+    /// Column 94, s32 (schema line 795).
     pub z_wide: ::std::vec::Vec<i32>,
     /// Velocity x, difference with an escape (velocity steps).
     ///
-    /// Column 95, s16 (schema line 788).
+    /// Column 95, s16 (schema line 799).
     pub vx: ::std::vec::Vec<i16>,
     /// Velocity y, difference with an escape.
     ///
-    /// Column 96, s16 (schema line 792).
+    /// Column 96, s16 (schema line 803).
     pub vy: ::std::vec::Vec<i16>,
     /// Velocity z, difference with an escape.
     ///
-    /// Column 97, s16 (schema line 796).
+    /// Column 97, s16 (schema line 807).
     pub vz: ::std::vec::Vec<i16>,
     /// Wide values of velocity x.
     ///
-    /// Column 98, s32 (schema line 800).
+    /// Column 98, s32 (schema line 811).
     pub vx_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity y.
     ///
-    /// Column 99, s32 (schema line 804).
+    /// Column 99, s32 (schema line 815).
     pub vy_wide: ::std::vec::Vec<i32>,
     /// Wide values of velocity z.
     ///
-    /// Column 100, s32 (schema line 808).
+    /// Column 100, s32 (schema line 819).
     pub vz_wide: ::std::vec::Vec<i32>,
 }
 impl ProjectilesColumns {
@@ -4032,29 +4070,29 @@ impl ProjectilesColumns {
 ///
 /// Column set `team_numbers`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 812.
+/// Schema: `schema/cbtrack_v1.ksy` line 823.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct TeamNumbersColumns {
     /// For each track, the team id, 255 for the game's own.
     ///
-    /// Column 104, u8 (schema line 815).
+    /// Column 104, u8 (schema line 826).
     pub team: ::std::vec::Vec<u8>,
     /// For each track, the code of the number.
     ///
-    /// Column 105, u16 (schema line 819).
+    /// Column 105, u16 (schema line 830).
     pub code: ::std::vec::Vec<u16>,
     /// For each track, its number of keys.
     ///
-    /// Column 106, u16 (schema line 823).
+    /// Column 106, u16 (schema line 834).
     pub key_count: ::std::vec::Vec<u16>,
     /// Frames since the previous key of the track.
     ///
-    /// Column 107, u16 (schema line 827).
+    /// Column 107, u16 (schema line 838).
     pub time: ::std::vec::Vec<u16>,
     /// Value, plain f32.
     ///
-    /// Column 108, f32 (schema line 831).
+    /// Column 108, f32 (schema line 842).
     pub value: ::std::vec::Vec<f32>,
 }
 impl TeamNumbersColumns {
@@ -4099,29 +4137,29 @@ impl TeamNumbersColumns {
 ///
 /// Column set `terrain_rows`: one list per column; a column missing from a chunk reads as an empty list.
 ///
-/// Schema: `schema/cbtrack_v1.ksy` line 835.
+/// Schema: `schema/cbtrack_v1.ksy` line 846.
 #[derive(Debug, Clone, Default, PartialEq, __serde::Serialize, __serde::Deserialize)]
 #[serde(crate = "::statepack_runtime::serde")]
 pub struct TerrainRowsColumns {
     /// Frames since the previous row (the first: since the window start).
     ///
-    /// Column 112, u16 (schema line 838).
+    /// Column 112, u16 (schema line 849).
     pub time: ::std::vec::Vec<u16>,
     /// Heightmap x, wrapping difference from the previous row.
     ///
-    /// Column 113, u16 (schema line 842).
+    /// Column 113, u16 (schema line 853).
     pub x: ::std::vec::Vec<u16>,
     /// Heightmap z, wrapping difference from the previous row.
     ///
-    /// Column 114, u16 (schema line 846).
+    /// Column 114, u16 (schema line 857).
     pub z: ::std::vec::Vec<u16>,
     /// Height before in position steps, difference from the previous row's height before.
     ///
-    /// Column 115, s32 (schema line 850).
+    /// Column 115, s32 (schema line 861).
     pub before: ::std::vec::Vec<i32>,
     /// Height after minus height before; never 0.
     ///
-    /// Column 116, s32 (schema line 854).
+    /// Column 116, s32 (schema line 865).
     pub change: ::std::vec::Vec<i32>,
 }
 impl TerrainRowsColumns {

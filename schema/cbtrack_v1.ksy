@@ -220,8 +220,11 @@ types:
   chunk_body:
     doc: |
       A chunk after decompression: the column directory, whose entries read their columns
-      (each 4-byte aligned, offsets from the start of the decompressed chunk), then 4 zero
-      bytes. The bytes after the directory are read through the entries and kept.
+      (offsets from the start of the decompressed chunk), then 4 zero bytes. The writer
+      places the columns after the directory in directory order, each on a multiple of 4
+      bytes with zero bytes up to the next one, and writes each entry's offset; the reader
+      checks that the chunk is laid out so, and keeps nothing beside the columns' values.
+    -sp-end-zeros: 4
     seq:
       - id: directory
         type: column_directory
@@ -249,7 +252,9 @@ types:
         valid:
           max: 16777215
         -sp-units: byte
-        doc: Offset of the column's data from the start of the decompressed chunk.
+        doc: |
+          Offset of the column's data from the start of the decompressed chunk (chosen by
+          the writer for a column of a known type code; kept as it is for another).
       - id: count
         type: u4
         valid:
@@ -264,6 +269,7 @@ types:
         if: type_code == 1
         doc: The column's values when its type code is 1 (u8).
         -sp-lazy: false
+        -sp-align: 4
       u2_values:
         pos: offset
         type: u2
@@ -272,6 +278,7 @@ types:
         if: type_code == 2
         doc: The column's values when its type code is 2 (u16).
         -sp-lazy: false
+        -sp-align: 4
       s2_values:
         pos: offset
         type: s2
@@ -280,6 +287,7 @@ types:
         if: type_code == 3
         doc: The column's values when its type code is 3 (s16).
         -sp-lazy: false
+        -sp-align: 4
       u4_values:
         pos: offset
         type: u4
@@ -290,6 +298,7 @@ types:
         if: type_code == 4
         doc: The column's values when its type code is 4 (u32).
         -sp-lazy: false
+        -sp-align: 4
       s4_values:
         pos: offset
         type: s4
@@ -301,6 +310,7 @@ types:
         if: type_code == 5
         doc: The column's values when its type code is 5 (s32).
         -sp-lazy: false
+        -sp-align: 4
       f4_values:
         pos: offset
         type: f4
@@ -309,6 +319,7 @@ types:
         if: type_code == 6
         doc: The column's values when its type code is 6 (f32).
         -sp-lazy: false
+        -sp-align: 4
 -sp-column-sets:
   info:
     doc: "Info chunk: names, teams and the map (read once)."

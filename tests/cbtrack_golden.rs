@@ -295,3 +295,32 @@ fn raw_json_byte_fields_are_hex_strings() {
     let e = (f.from_json)(&bad).unwrap_err();
     assert!(e.starts_with("head.reserved: character 14 ('z')"), "{e}");
 }
+
+/// A chunk laid out otherwise than the writer lays it out (here a padding byte after a
+/// column that is not zero) is refused by the generated reader and by the full decode's
+/// check, at the same byte, while the player still reads it (the spec asks readers to).
+#[test]
+fn a_chunk_laid_out_otherwise_is_refused_by_the_raw_layer_and_read_by_the_player() {
+    use statepack::generated::cbtrack_v1::ChunkBody;
+    use statepack_runtime::cbtk_columns::check_laid_out;
+    use statepack_runtime::io::ByteReader;
+    let mut bytes = example_bytes();
+    let raw = ChunkBody::read_from(&mut ByteReader::new(&bytes)).unwrap();
+    let mut w = statepack_runtime::io::ByteWriter::new();
+    raw.write_to(&mut w).unwrap();
+    w.lay_out_positional(&[]).unwrap();
+    assert_eq!(w.into_bytes(), bytes, "written back from the columns alone");
+    check_laid_out(&bytes).unwrap();
+    // column 23 (three u8 values at 372) is padded with one zero byte at 375
+    assert_eq!(&bytes[372..376], &[3, 3, 3, 0]);
+    bytes[375] = 9;
+    let e = ChunkBody::read_from(&mut ByteReader::new(&bytes)).unwrap_err();
+    assert_eq!(e.offset, 375, "{e}");
+    assert!(e.to_string().contains("09 here, 00 derived"), "{e}");
+    assert_eq!(
+        check_laid_out(&bytes).unwrap_err().to_string(),
+        e.to_string()
+    );
+    let w = cbtrack::worked_example_window();
+    assert_eq!(MainWindow::from_chunk(&bytes, 0, 0, 900).unwrap(), w);
+}

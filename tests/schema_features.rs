@@ -1550,7 +1550,34 @@ fn column_sets_read_and_write_typed_columns() {
     things.put(&mut b).unwrap();
     readings.put(&mut b).unwrap();
     assert!(things.put(&mut b).is_err(), "a column id added twice");
-    let (dir, data, values) = b.finish().unwrap();
+    // laid out by hand here (the test schema's `data` is plain bytes): each column after the
+    // directory on a multiple of 4 bytes, then 4 zero bytes
+    let cols = b.finish();
+    let mut data = Vec::new();
+    let mut dir = Vec::new();
+    let mut values = Vec::new();
+    for (id, v) in cols {
+        let offset = (4 + 12 * 5 + data.len()) as u32;
+        match &v {
+            ColumnData::U8(x) => data.extend_from_slice(x),
+            ColumnData::U16(x) => x.iter().for_each(|v| data.extend(v.to_le_bytes())),
+            ColumnData::I16(x) => x.iter().for_each(|v| data.extend(v.to_le_bytes())),
+            ColumnData::U32(x) => x.iter().for_each(|v| data.extend(v.to_le_bytes())),
+            ColumnData::I32(x) => x.iter().for_each(|v| data.extend(v.to_le_bytes())),
+            ColumnData::F32(x) => x.iter().for_each(|v| data.extend(v.to_le_bytes())),
+            ColumnData::Other => {}
+        }
+        data.resize(data.len().div_ceil(4) * 4, 0);
+        dir.push(DirEntry {
+            id,
+            code: v.code(),
+            offset,
+            count: v.len() as u32,
+        });
+        values.push(v);
+    }
+    data.extend_from_slice(&[0; 4]);
+    assert_eq!(dir.len(), 5, "the empty column is left out");
     // the generated raw layer writes the directory; the chunk reads back through it
     let body = Columns {
         entries: dir

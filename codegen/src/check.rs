@@ -50,6 +50,7 @@ pub(crate) fn layout(s: &Schema, opts: &crate::Options) -> (HashMap<String, usiz
     }
     for t in &s.types {
         crate::derive::derived(s, t, &mut c.diags);
+        crate::derive::check_placement_keys(s, t, &mut c.diags);
     }
     for n in &s.opaque {
         if let Err(m) = crate::process::opaque_path(opts, n) {

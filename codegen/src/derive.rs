@@ -223,56 +223,175 @@ pub(crate) struct Placed {
     pub step: i128,
     /// The literal added (`16` in `ofs + 16`, `-4` in `ofs - 4`; 0 without one).
     pub offset: i128,
+    /// `-sp-align` of the instance: placed when the enclosing stream is laid out, at a
+    /// multiple of it, with zero bytes after it up to the next one; no place is kept.
+    pub align: Option<u32>,
+    /// The member's `valid: {min, max}` (integer literals), which the number written keeps.
+    pub bounds: (Option<i128>, Option<i128>),
 }
 
 /// The positional instances of `t` that the writer places itself, by instance id: `pos` is
 /// `m`, `m * k`, `k * m`, `m + k`, `k + m` or `m - k` (`k` a literal, a positive one for `*`),
-/// `m` a plain integer field of the `seq` (no `enum`, `if`, `repeat`, `valid`, not derived,
-/// a fixed byte order) that no other expression of the type uses, or such a field of a
-/// user-type `seq` field (`head.ofs_index`: unconditional, unrepeated, unprocessed, its type's
-/// fields before the member of fixed size and none of its expressions using the member);
-/// the instance has no `if` and reads from the type's own stream (no `io`).
+/// `m` a plain integer field of the `seq` (no `enum`, `if`, `repeat`, `valid`, not derived, a
+/// fixed byte order; for `-sp-align` instances a `valid` of integer `min`/`max` is allowed)
+/// that no other expression of the type uses, or such a field of a user-type `seq` field (`head.ofs_index`: unconditional,
+/// unrepeated, unprocessed, its type's fields before the member of fixed size and none of its
+/// expressions using the member); the instance reads from the type's own stream (no `io`).
+/// Several instances may share `m` when at most one of them is present: each has an `if` of
+/// the form `x == k` on one name `x`, with a different literal `k` (`if: type_code == 1`,
+/// `if: type_code == 2`); one instance alone may also have no `if`.
 pub(crate) fn placed_instances(s: &Schema, t: &TypeDef) -> HashMap<String, Placed> {
     let uses = path_uses(t);
-    let mut out = HashMap::new();
+    let mut groups: Vec<(Vec<String>, Vec<(&Field, i128, i128)>)> = Vec::new();
     for f in &t.fields {
         let Some(at) = &f.at else {
             continue;
         };
-        if at.io_of.is_some() || f.cond.is_some() {
+        if at.io_of.is_some() {
             continue;
         }
         let Some((path, step, offset)) = linear(&at.pos.expr) else {
             continue;
         };
-        if uses.get(&path.join(".")) != Some(&1) {
+        match groups.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, g)) => g.push((f, step, offset)),
+            None => groups.push((path, vec![(f, step, offset)])),
+        }
+    }
+    let mut out = HashMap::new();
+    for (path, group) in groups {
+        if uses.get(&path.join(".")) != Some(&group.len()) || !exclusive(&group) {
             continue;
         }
+        // A member with `valid` (integer `min`/`max`) is placed for aligned instances only:
+        // their writer checks the number against it (see `AlignedSlot`).
+        let aligned = group
+            .iter()
+            .all(|(f, _, _)| f.at.as_ref().is_some_and(|a| a.align.is_some()));
         let found = match path.as_slice() {
             [m] => t
                 .fields
                 .iter()
                 .find(|g| &g.id == m && g.at.is_none())
-                .filter(|g| plain_member(t, g))
+                .filter(|g| plain_member(t, g) && (aligned || g.valid.is_none()))
                 .map(|g| (m.clone(), g.clone(), 0)),
-            [h, m] => member_of_holder(s, t, h, m).map(|(g, within)| (h.clone(), g, within)),
+            [h, m] => member_of_holder(s, t, h, m)
+                .filter(|(g, _)| aligned || g.valid.is_none())
+                .map(|(g, within)| (h.clone(), g, within)),
             _ => None,
         };
-        if let Some((holder, member, within)) = found {
+        let Some((holder, member, within)) = found else {
+            continue;
+        };
+        for (f, step, offset) in group {
             out.insert(
                 f.id.clone(),
                 Placed {
-                    holder,
+                    holder: holder.clone(),
                     path: path.join("."),
-                    member,
+                    member: member.clone(),
                     within,
                     step,
                     offset,
+                    align: f.at.as_ref().and_then(|a| a.align),
+                    bounds: member_bounds(&member),
                 },
             );
         }
     }
     out
+}
+
+/// At most one of the instances is present: one without `if`, or each with an `if` of the
+/// form `x == k` (or `k == x`) on the same name `x`, the literals `k` all different.
+fn exclusive(group: &[(&Field, i128, i128)]) -> bool {
+    use crate::expr::BinOp;
+    if let [(f, _, _)] = group {
+        if f.cond.is_none() {
+            return true;
+        }
+    }
+    let mut name = None;
+    let mut seen = std::collections::HashSet::new();
+    for (f, _, _) in group {
+        let Some(c) = &f.cond else {
+            return false;
+        };
+        let Expr::Binary(BinOp::Eq, a, b) = &c.expr else {
+            return false;
+        };
+        let (n, k) = match (&**a, &**b) {
+            (Expr::Name(n), Expr::Int(k)) | (Expr::Int(k), Expr::Name(n)) => (n, *k),
+            _ => return false,
+        };
+        if name.get_or_insert(n) != &n || !seen.insert(k) {
+            return false;
+        }
+    }
+    true
+}
+
+/// The `valid: {min, max}` bounds of a placed member (integer literals; none without `valid`).
+fn member_bounds(m: &Field) -> (Option<i128>, Option<i128>) {
+    let lit = |e: &Option<SrcExpr>| match e.as_ref().map(|e| &e.expr) {
+        Some(Expr::Int(k)) => Some(*k),
+        Some(Expr::Unary(crate::expr::UnOp::Neg, x)) => match &**x {
+            Expr::Int(k) => Some(-*k),
+            _ => None,
+        },
+        _ => None,
+    };
+    match &m.valid {
+        Some(Valid::Range(a, b)) => (lit(a), lit(b)),
+        _ => (None, None),
+    }
+}
+
+/// Whether the `valid` of a member is one the placing writer keeps: none, or `min`/`max` of
+/// integer literals.
+fn plain_valid(m: &Field) -> bool {
+    match &m.valid {
+        None => true,
+        Some(Valid::Range(a, b)) => {
+            let (x, y) = member_bounds(m);
+            a.is_some() == x.is_some() && b.is_some() == y.is_some()
+        }
+        Some(_) => false,
+    }
+}
+
+/// The problems of the `-sp-align` keys in `t`: an aligned instance must be
+/// one the writer places (see [`placed_instances`]) and hold numbers, bytes or strings (no
+/// user type, whose bytes could depend on where it goes).
+pub(crate) fn check_placement_keys(s: &Schema, t: &TypeDef, diags: &mut Vec<Diag>) {
+    let placed = placed_instances(s, t);
+    for f in &t.fields {
+        let Some(a) = f.at.as_ref().and_then(|at| at.align.map(|n| (at, n))) else {
+            continue;
+        };
+        let (at, _) = a;
+        let kp = format!("{}.-sp-align", f.key_path);
+        if !placed.contains_key(&f.id) {
+            diags.push(Diag::new(
+                &s.file,
+                f.pos,
+                &kp,
+                format!("`-sp-align` on `{}`, whose position the writer does not choose (`pos: {}`)", f.id, at.pos.src),
+                "give `pos` as a plain integer field of the type's `seq` that no other expression uses (`pos: ofs`, `pos: block * 4`), and at most one of the instances sharing it present (`if: code == 1`, `if: code == 2`)",
+            ));
+        } else if matches!(f.kind, FieldKind::User { .. } | FieldKind::Switch { .. }) {
+            diags.push(Diag::new(
+                &s.file,
+                f.pos,
+                &kp,
+                format!(
+                    "`-sp-align` on `{}`, a user type, is not supported yet",
+                    f.id
+                ),
+                "align instances of numbers, bytes or strings (lists of them too)",
+            ));
+        }
+    }
 }
 
 /// How many expressions of `t` use each name and each `a.b` path. The expression of a value
@@ -379,7 +498,7 @@ fn plain_member(t: &TypeDef, m: &Field) -> bool {
     ) && matches!(m.repeat, Repeat::None)
         && m.at.is_none()
         && m.cond.is_none()
-        && m.valid.is_none()
+        && plain_valid(m)
         && m.sum_of.is_none()
         && !m.varint
         && !counts_and_lengths(t).contains_key(&m.id)

@@ -102,6 +102,10 @@ pub struct TypeDef {
     /// `to-string`: a string expression over the type's members that describes a value
     /// (the generated Rust type's `Display`).
     pub to_string: Option<SrcExpr>,
+    /// `-sp-end-zeros: N`: the type reads to the end of its stream, which holds, after its
+    /// `seq`, the `-sp-align` instances placed in it, then `N` zero bytes; the reader checks
+    /// that the bytes are what the writer writes from the value, so nothing is kept.
+    pub end_zeros: Option<u32>,
 }
 
 /// One entry of a type's `params`.
@@ -287,6 +291,11 @@ pub struct Positional {
     /// `-sp-lazy` (default `true`): the instance may be read on first use when nothing names
     /// it (see `crate::lazy::lazy_instances`); `false` has the type's reader read it.
     pub lazy: bool,
+    /// `-sp-align: N`: an instance the writer places itself goes at a multiple of `N` bytes
+    /// from the start of its stream, in the order the instances are written, each after the
+    /// one before, with zero bytes after it up to the next multiple of `N` (see
+    /// `crate::derive::placed_instances`); a decoded value keeps no place of its own.
+    pub align: Option<u32>,
 }
 
 /// The `parent` key of a field that reads a user type.

@@ -54,6 +54,12 @@ fn open_and_unread(s: &Schema) -> (HashSet<String>, HashSet<String>) {
             }
         }
     }
+    // A type with `-sp-end-zeros` reads to the end of its stream and keeps nothing.
+    for t in &s.types {
+        if t.end_zeros.is_some() {
+            unread_types.remove(&t.name);
+        }
+    }
     (open_enums, unread_types)
 }
 

@@ -6,8 +6,9 @@
 //! codes: 1 u8, 2 u16, 3 s16, 4 u32, 5 s32, 6 f32, all little-endian. The generated raw layer
 //! reads the directory and, through each entry's positional instances, the values of every
 //! column of a known type; [`ColumnChunk`] checks the directory against the chunk and hands
-//! out those columns by id, and [`ChunkBuilder`] lays columns out. Both follow the CBTK v1
-//! spec's "Chunks" section; the codecs below follow "How a column stores values".
+//! out those columns by id, and [`ChunkBuilder`] collects columns for the generated writer,
+//! which lays them out (the schema says where: `-sp-align` and `-sp-end-zeros`). Both follow
+//! the CBTK v1 spec's "Chunks" section; the codecs below follow "How a column stores values".
 //!
 //! Codecs (each works on one curve at a time; columns hold the curves end to end):
 //! - time: `u16` frames since the previous key ([`time_encode`], [`time_decode`]);
@@ -134,6 +135,20 @@ impl ColumnData {
     /// True when no value is held.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The type code of the values held (see [`ColumnValue::CODE`]); 0 for
+    /// [`ColumnData::Other`], which no column of a known type has.
+    pub fn code(&self) -> u16 {
+        match self {
+            ColumnData::U8(_) => 1,
+            ColumnData::U16(_) => 2,
+            ColumnData::I16(_) => 3,
+            ColumnData::U32(_) => 4,
+            ColumnData::I32(_) => 5,
+            ColumnData::F32(_) => 6,
+            ColumnData::Other => 0,
+        }
     }
 }
 
@@ -458,15 +473,13 @@ impl<'a> ColumnChunk<'a> {
     }
 }
 
-/// What [`ChunkBuilder::finish`] gives: the directory entries, the bytes after the
-/// directory (offsets counted from the start of the whole chunk), and each entry's values.
-pub type FinishedChunk = (Vec<DirEntry>, Vec<u8>, Vec<ColumnData>);
-
-/// Lays columns out into a chunk body: a directory sorted by id, 4-byte aligned data and the
-/// 4 trailing zero bytes. Empty columns are left out, as the spec asks of writers.
+/// Collects the columns of a chunk body, by id. It does not lay them out: the generated
+/// writer of the schema's `chunk_body` places them (after the directory, in directory order,
+/// each on a multiple of 4 bytes, then the 4 trailing zero bytes) and writes each entry's
+/// offset. Empty columns are left out, as the spec asks of writers.
 #[derive(Debug, Default, Clone)]
 pub struct ChunkBuilder {
-    cols: Vec<(u16, u16, u32, Vec<u8>, ColumnData)>,
+    cols: Vec<(u16, ColumnData)>,
 }
 
 impl ChunkBuilder {
@@ -494,18 +507,13 @@ impl ChunkBuilder {
                 "column {id} added twice"
             ))));
         }
-        let count = u32::try_from(values.len()).map_err(|_| {
-            perr(EncodeErrorKind::OutOfRange {
+        if u32::try_from(values.len()).is_err() {
+            return Err(perr(EncodeErrorKind::OutOfRange {
                 value: values.len().to_string(),
                 ty: "u32",
-            })
-        })?;
-        let mut data = Vec::with_capacity(values.len() * T::SIZE);
-        for v in values {
-            v.put_le(&mut data);
+            }));
         }
-        self.cols
-            .push((id, T::CODE, count, data, T::to_data(values)));
+        self.cols.push((id, T::to_data(values)));
         Ok(())
     }
 
@@ -514,41 +522,40 @@ impl ChunkBuilder {
         self.cols.is_empty()
     }
 
-    /// The directory, the bytes after it (column data, padding, 4 zero bytes), with
-    /// offsets counted from the start of the whole chunk, and each entry's values (for the
-    /// generated writer, which writes them at their offsets and checks them against the
-    /// bytes).
-    ///
-    /// Errors: the whole chunk would be longer than 16,777,215 bytes.
-    pub fn finish(mut self) -> Result<FinishedChunk, EncodeError> {
+    /// The columns in rising order of id, each with its values (type code and count follow
+    /// from them: [`ColumnData::code`], [`ColumnData::len`]).
+    pub fn finish(mut self) -> Vec<(u16, ColumnData)> {
         self.cols.sort_by_key(|c| c.0);
-        let dir_end = 4 + 12 * self.cols.len();
-        let data_len: usize = self.cols.iter().map(|c| c.3.len().div_ceil(4) * 4).sum();
-        let total = dir_end + data_len + 4;
-        if total > LUA_MAX as usize {
-            return Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
-                "decompressed chunk would be {total} bytes, more than {LUA_MAX}"
-            ))));
-        }
-        let mut entries = Vec::with_capacity(self.cols.len());
-        let mut data = Vec::with_capacity(data_len + 4);
-        let mut values = Vec::with_capacity(self.cols.len());
-        for (id, code, count, bytes, v) in self.cols {
-            values.push(v);
-            entries.push(DirEntry {
-                id,
-                code,
-                offset: (dir_end + data.len()) as u32,
-                count,
-            });
-            data.extend_from_slice(&bytes);
-            while data.len() % 4 != 0 {
-                data.push(0);
-            }
-        }
-        data.extend_from_slice(&[0; 4]);
-        Ok((entries, data, values))
+        self.cols
     }
+}
+
+/// Checks that the decompressed chunk `bytes` is laid out as the generated writer of the
+/// schema's `chunk_body` writes the values its reader reads from it (`-sp-align: 4` columns,
+/// `-sp-end-zeros: 4`): after the directory, each column of a known type code on the next
+/// multiple of 4 bytes after the one before, in directory order, zero bytes up to the next
+/// multiple of 4 after each, then 4 zero bytes and nothing after (a column of another type
+/// code has no data in the layout). For the readers that check a chunk where it lies (the
+/// full decode and the structure events, without the generated reader): the generated
+/// reader's check (`ByteReader::check_packed_rest`) with the same error, over the
+/// directory's entries, nothing allocated. The directory and the columns must lie within
+/// `bytes` (as reading them checked).
+///
+/// Errors: `Semantic` at the first byte out of place.
+pub fn check_laid_out(bytes: &[u8]) -> Result<(), DecodeError> {
+    let n = bytes
+        .get(0..4)
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    let dir_end = (4 + 12 * n.min(bytes.len() / 12)).min(bytes.len());
+    let placed = bytes[4.min(dir_end)..dir_end]
+        .chunks_exact(12)
+        .filter_map(|e| {
+            let size = code_size(u16::from_le_bytes([e[2], e[3]]))?;
+            let offset = u32::from_le_bytes([e[4], e[5], e[6], e[7]]) as usize;
+            let count = u32::from_le_bytes([e[8], e[9], e[10], e[11]]) as usize;
+            Some((offset, count.saturating_mul(size), 4))
+        });
+    crate::positional::check_packed(bytes, 0, dir_end, placed, 4)
 }
 
 /// Adler-32 of `bytes` (the checksum a zlib stream ends with).
@@ -800,27 +807,55 @@ mod tests {
         assert!(time_encode(&[0, 65536], 0, &mut o).is_err());
     }
 
+    /// A chunk of `cols` laid out as the schema's writer lays it out (directory, each
+    /// column on a multiple of 4, 4 zero bytes): its entries and bytes.
+    fn laid_out(cols: &[(u16, ColumnData)]) -> (Vec<DirEntry>, Vec<u8>) {
+        let mut bytes = (cols.len() as u32).to_le_bytes().to_vec();
+        bytes.resize(4 + 12 * cols.len(), 0);
+        let mut dir = Vec::new();
+        for (i, (id, v)) in cols.iter().enumerate() {
+            let e = DirEntry {
+                id: *id,
+                code: v.code(),
+                offset: bytes.len() as u32,
+                count: v.len() as u32,
+            };
+            match v {
+                ColumnData::U8(x) => x.iter().for_each(|&v| v.put_le(&mut bytes)),
+                ColumnData::U16(x) => x.iter().for_each(|&v| v.put_le(&mut bytes)),
+                ColumnData::I16(x) => x.iter().for_each(|&v| v.put_le(&mut bytes)),
+                ColumnData::U32(x) => x.iter().for_each(|&v| v.put_le(&mut bytes)),
+                ColumnData::I32(x) => x.iter().for_each(|&v| v.put_le(&mut bytes)),
+                ColumnData::F32(x) => x.iter().for_each(|&v| v.put_le(&mut bytes)),
+                ColumnData::Other => {}
+            }
+            bytes.resize(bytes.len().div_ceil(4) * 4, 0);
+            let at = 4 + 12 * i;
+            bytes[at..at + 2].copy_from_slice(&e.id.to_le_bytes());
+            bytes[at + 2..at + 4].copy_from_slice(&e.code.to_le_bytes());
+            bytes[at + 4..at + 8].copy_from_slice(&e.offset.to_le_bytes());
+            bytes[at + 8..at + 12].copy_from_slice(&e.count.to_le_bytes());
+            dir.push(e);
+        }
+        bytes.extend_from_slice(&[0; 4]);
+        (dir, bytes)
+    }
+
     #[test]
-    fn builder_layout_and_chunk_checks() {
+    fn builder_sorts_columns_and_chunk_checks() {
         let mut b = ChunkBuilder::new();
         b.put::<u8>(23, "c23", &[3, 3, 3]).unwrap();
         b.put::<u16>(1, "c1", &[7983]).unwrap();
         b.put::<i32>(9, "c9", &[]).unwrap();
         assert!(b.put::<u8>(1, "c1", &[1]).is_err());
-        let (dir, data, _) = b.finish().unwrap();
-        assert_eq!(dir.len(), 2);
-        assert_eq!(dir[0].id, 1);
+        let cols = b.finish();
+        assert_eq!(cols.len(), 2, "the empty column is left out");
+        assert_eq!(cols[0], (1, ColumnData::U16(vec![7983])));
+        let (dir, bytes) = laid_out(&cols);
         assert_eq!(dir[0].offset, 28);
         assert_eq!(dir[1].offset, 32);
-        let mut bytes = vec![2, 0, 0, 0];
-        for e in &dir {
-            bytes.extend_from_slice(&e.id.to_le_bytes());
-            bytes.extend_from_slice(&e.code.to_le_bytes());
-            bytes.extend_from_slice(&e.offset.to_le_bytes());
-            bytes.extend_from_slice(&e.count.to_le_bytes());
-        }
-        bytes.extend_from_slice(&data);
         assert_eq!(bytes.len(), 28 + 4 + 4 + 4);
+        check_laid_out(&bytes).unwrap();
         let c = ColumnChunk::new(&bytes, dir.clone(), values_of(&bytes, &dir)).unwrap();
         assert_eq!(c.column::<u16>(1, "c1").unwrap(), vec![7983]);
         assert_eq!(c.column::<u8>(23, "c23").unwrap(), vec![3, 3, 3]);
@@ -843,6 +878,36 @@ mod tests {
         assert!(ColumnChunk::new(&bytes, d5.clone(), values_of(&bytes, &d5)).is_err());
     }
 
+    /// A chunk laid out otherwise than the writer lays it out is refused where it differs:
+    /// a gap between columns, a non-zero padding byte, bytes after the trailing zeros.
+    #[test]
+    fn a_chunk_laid_out_otherwise_is_refused_where_it_differs() {
+        let cols = vec![(1, ColumnData::U8(vec![5])), (2, ColumnData::U16(vec![6]))];
+        let (_, bytes) = laid_out(&cols);
+        check_laid_out(&bytes).unwrap();
+        let mut pad = bytes.clone();
+        pad[29] = 1;
+        let e = check_laid_out(&pad).unwrap_err();
+        assert_eq!(e.offset, 29, "{e}");
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(
+            check_laid_out(&longer).unwrap_err().offset,
+            bytes.len() as u64
+        );
+        // column 2 moved on by 4 bytes: its offset is not the derived one
+        let mut moved = bytes[..32].to_vec();
+        moved[16 + 4..16 + 8].copy_from_slice(&36u32.to_le_bytes());
+        moved.extend_from_slice(&[0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0]);
+        let e = check_laid_out(&moved).unwrap_err();
+        assert_eq!(e.offset, 32, "{e}");
+        assert!(
+            e.to_string()
+                .contains("an instance at byte 36, where the writer places it at byte 32"),
+            "{e}"
+        );
+    }
+
     /// A chunk read in place hands out the values the raw layer reads, borrowed; a chunk
     /// that breaks a rule is not read in place.
     #[test]
@@ -854,15 +919,7 @@ mod tests {
         b.put::<f32>(4, "c4", &[0.5, -2.0]).unwrap();
         b.put::<i16>(5, "c5", &[-1, ESCAPE]).unwrap();
         b.put::<u32>(6, "c6", &[16_777_215]).unwrap();
-        let (dir, data, _) = b.finish().unwrap();
-        let mut bytes = (dir.len() as u32).to_le_bytes().to_vec();
-        for e in &dir {
-            bytes.extend_from_slice(&e.id.to_le_bytes());
-            bytes.extend_from_slice(&e.code.to_le_bytes());
-            bytes.extend_from_slice(&e.offset.to_le_bytes());
-            bytes.extend_from_slice(&e.count.to_le_bytes());
-        }
-        bytes.extend_from_slice(&data);
+        let (dir, bytes) = laid_out(&b.finish());
         let read = ColumnChunk::new(&bytes, dir.clone(), values_of(&bytes, &dir)).unwrap();
         let here = ColumnChunk::in_place(&bytes).expect("a valid chunk reads in place");
         assert_eq!(here.entries(), read.entries());
@@ -921,16 +978,7 @@ mod tests {
     }
 
     #[test]
-    fn chunk_size_limit_and_trailing_zeros() {
-        // 4 + 12 + 16,777,200 + 4 = 16,777,220 bytes: over the limit
-        let mut b = ChunkBuilder::new();
-        b.put::<u8>(1, "c", &vec![0u8; 16_777_200]).unwrap();
-        assert!(b.finish().is_err());
-        let mut b = ChunkBuilder::new();
-        b.put::<u8>(1, "c", &vec![0u8; 16_777_192]).unwrap();
-        let (dir, data, _) = b.finish().unwrap();
-        assert_eq!(4 + 12 + data.len(), 16_777_212);
-        let _ = dir;
+    fn trailing_zeros() {
         // the 4 trailing bytes must be zero
         let mut bytes = vec![1, 0, 0, 0, 1, 0, 1, 0, 16, 0, 0, 0, 1, 0, 0, 0];
         bytes.extend_from_slice(&[7, 0, 0, 0, 0, 0, 0, 0]);
@@ -941,8 +989,10 @@ mod tests {
             count: 1,
         }];
         assert!(ColumnChunk::new(&bytes, dir.clone(), values_of(&bytes, &dir)).is_ok());
+        check_laid_out(&bytes).unwrap();
         bytes[23] = 1;
         assert!(ColumnChunk::new(&bytes, dir.clone(), values_of(&bytes, &dir)).is_err());
+        assert_eq!(check_laid_out(&bytes).unwrap_err().offset, 23);
     }
 
     #[test]

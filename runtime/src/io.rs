@@ -968,6 +968,10 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     /// The copy of `buf` that lazy positional instances read from (made by the first
     /// [`ByteReader::lazy_at`], see `crate::lazy`).
     pub(crate) lazy_input: Option<std::sync::Arc<LazyInput>>,
+    /// The `-sp-align` positional instances read so far (absolute start, bytes read,
+    /// alignment), in reading order, for the check of the `-sp-end-zeros` type holding them
+    /// (see `crate::positional`).
+    pub(crate) aligned: Vec<(usize, usize, u32)>,
     /// The tracer told about every field (see [`Tracer`]).
     pub tracer: T,
 }
@@ -1011,6 +1015,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             processed_total: crate::limits::processed_budget(buf.len()),
             processed_base: 0,
             lazy_input: None,
+            aligned: Vec::new(),
             tracer,
         }
     }
@@ -2225,6 +2230,38 @@ pub(crate) struct Placement {
     /// A trailer (`pos: _io.size - k` in the root type, [`ByteWriter::trailer_writer`]):
     /// laid out after everything else, where it ends the output; `at` is provisional.
     pub(crate) trailer: bool,
+    /// Placed where the stream is laid out, after everything before it
+    /// ([`ByteWriter::place_aligned`]): `at` is the stream's start until then.
+    pub(crate) slot: Option<AlignedSlot>,
+}
+
+/// Where the writer puts a positional instance it places when the stream is laid out
+/// (`-sp-align`), and the integer field that says where it went: `pos = offset + step × n`,
+/// `n` the number written, `pos` (from the start of the stream) a multiple of `align`.
+#[derive(Debug, Clone, Copy)]
+pub struct AlignedSlot {
+    /// Where the number goes, as a [`ByteWriter::len`] of the writer the instance is queued
+    /// in (taken when the field holding it was written, plus the number's offset in it).
+    pub at: usize,
+    /// The number's width in bytes (1, 2, 4 or 8).
+    pub width: u8,
+    /// Whether the number is signed.
+    pub signed: bool,
+    /// Whether the number is big-endian.
+    pub big: bool,
+    /// The multiplier of the position expression (positive; 1 for `pos: ofs`).
+    pub step: i128,
+    /// The literal added in the position expression (0 for `pos: ofs`).
+    pub offset: i128,
+    /// The alignment: the position is a multiple of it, and zero bytes follow the
+    /// instance up to the next multiple.
+    pub align: u32,
+    /// The smallest and largest number the field's `valid` allows.
+    pub min: Option<i128>,
+    /// See `min`.
+    pub max: Option<i128>,
+    /// The field's path in messages (`offset`, `head.ofs_index`).
+    pub member: &'static str,
 }
 
 /// A growable output buffer, used by every generated writer.

@@ -17,8 +17,8 @@
 //! at most [`instance_budget`] of them.
 
 use crate::io::{
-    ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, Placement,
-    Tracer,
+    AlignedSlot, ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError,
+    EncodeErrorKind, Placement, Tracer,
 };
 
 pub use crate::limits::{
@@ -306,6 +306,119 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
     }
 }
 
+impl<'a, T: Tracer> ByteReader<'a, T> {
+    /// Notes an `-sp-align` positional instance read from `from` to `to` (absolute), for
+    /// [`ByteReader::check_packed_rest`].
+    pub fn note_aligned(&mut self, from: u64, to: u64, align: u32) {
+        self.aligned
+            .push((from as usize, to.saturating_sub(from) as usize, align));
+    }
+
+    /// Where the notes of [`ByteReader::note_aligned`] stand: taken where a type with
+    /// `-sp-end-zeros` starts.
+    pub fn aligned_mark(&self) -> usize {
+        self.aligned.len()
+    }
+
+    /// Drops the notes taken since `mark` (a reader that reads an instance again).
+    pub fn drop_aligned_since(&mut self, mark: usize) {
+        self.aligned.truncate(mark);
+    }
+
+    /// At the end of a type with `-sp-end-zeros` whose `seq` ended at byte `seq_end`: the
+    /// `-sp-align` instances noted since `mark` (in the order read, which is the order the
+    /// writer queues them) must each start where the writer places it (the first multiple
+    /// of its alignment, from the stream's start, at or after the end of the one before, or
+    /// of the `seq`), every byte between and after them up to that multiple must be zero,
+    /// and `zeros` zero bytes must end the stream. The rest is then consumed, and the notes
+    /// since `mark` dropped. This is what the type's writer writes from the value read, for
+    /// instances that write back the bytes they read (numbers, bytes, strings): decode then
+    /// encode is byte-identical, with nothing kept.
+    ///
+    /// Errors: `Semantic` at the first byte out of place (`crate::cbtk_columns::check_laid_out`
+    /// gives the same for a CBTK chunk).
+    pub fn check_packed_rest(
+        &mut self,
+        mark: usize,
+        seq_end: usize,
+        zeros: usize,
+    ) -> Result<(), DecodeError> {
+        let placed = self.aligned.split_off(mark.min(self.aligned.len()));
+        check_packed(
+            &self.buf[..self.end],
+            self.start,
+            seq_end,
+            placed.into_iter(),
+            zeros,
+        )?;
+        self.pos = self.end;
+        Ok(())
+    }
+}
+
+/// The check of [`ByteReader::check_packed_rest`] over `buf` (the stream's bytes up to its
+/// end), the stream starting at `base`: the instances `placed` (absolute start, length,
+/// alignment) in the writer's order after `seq_end`, zero bytes between and after them up
+/// to each alignment, then `zeros` zero bytes and the end of `buf`.
+///
+/// Errors: `Semantic` at the first byte out of place, naming the byte found and the byte
+/// the writer puts there.
+pub fn check_packed(
+    buf: &[u8],
+    base: usize,
+    seq_end: usize,
+    placed: impl Iterator<Item = (usize, usize, u32)>,
+    zeros: usize,
+) -> Result<(), DecodeError> {
+    let layout = |at: usize, what: String| {
+        DecodeError::new(
+            at as u64,
+            DecodeErrorKind::Semantic(format!(
+                "the bytes after the fields are not the layout the writer derives from the values ({what}): positional instances packed in order at their alignment, zero bytes between, then the trailing zero bytes"
+            )),
+        )
+    };
+    let bad = |at: usize, want: Option<u8>| {
+        let show = |b: Option<u8>| b.map_or("the end".to_owned(), |b| format!("{b:02X}"));
+        layout(
+            at,
+            format!(
+                "{} here, {} derived",
+                show(buf.get(at).copied()),
+                show(want)
+            ),
+        )
+    };
+    let zero_until = |from: usize, to: usize| -> Result<(), DecodeError> {
+        match (from..to).find(|&k| buf.get(k) != Some(&0)) {
+            Some(k) => Err(bad(k, Some(0))),
+            None => Ok(()),
+        }
+    };
+    let up = |at: usize, a: usize| base + (at.saturating_sub(base)).div_ceil(a) * a;
+    let mut end = seq_end;
+    for (at, len, align) in placed {
+        let a = align.max(1) as usize;
+        let derived = up(end, a);
+        if at != derived {
+            zero_until(end, derived.min(at))?;
+            return Err(layout(
+                at.min(derived),
+                format!("an instance at byte {at}, where the writer places it at byte {derived}"),
+            ));
+        }
+        end = at + len;
+        let padded = up(end, a);
+        zero_until(end, padded)?;
+        end = padded;
+    }
+    zero_until(end, end + zeros)?;
+    if buf.len() > end + zeros {
+        return Err(bad(end + zeros, None));
+    }
+    Ok(())
+}
+
 impl ByteWriter {
     /// `_io.pos` while writing: the bytes written since the start of the stream being written.
     #[inline]
@@ -495,7 +608,7 @@ impl ByteWriter {
         };
         self.placed
             .iter()
-            .filter(|p| (whole || !p.whole) && !p.trailer && p.float.is_none())
+            .filter(|p| (whole || !p.whole) && !p.trailer && p.float.is_none() && p.slot.is_none())
             .map(|p| p.at + p.bytes.len())
             .fold((own + reserved).max(self.floor), usize::max)
     }
@@ -518,6 +631,12 @@ impl ByteWriter {
         let at = value.origin;
         let whole = value.whole;
         let mut inner = std::mem::take(&mut value.placed);
+        // The numbers of aligned instances queued inside go where the value's bytes go.
+        for p in &mut inner {
+            if let Some(s) = &mut p.slot {
+                s.at = s.at.saturating_add(at);
+            }
+        }
         let bytes = value.into_bytes();
         self.placed.push(Placement {
             at,
@@ -527,8 +646,130 @@ impl ByteWriter {
             derived,
             float: None,
             trailer: false,
+            slot: None,
         });
         self.placed.append(&mut inner);
+    }
+
+    /// Queues a positional instance whose position the writer chooses when the stream is
+    /// laid out (`-sp-align`): `value` holds its bytes (made by
+    /// [`ByteWriter::instance_writer`] at position 0, queuing nothing itself). Instances
+    /// queued this way go in the order they were queued, each at the first position of the
+    /// slot's form at or after everything before it (the bytes written in sequence, every
+    /// instance at a position of its own, the aligned instances before it), followed by
+    /// zero bytes up to the next multiple of the alignment; the slot's field is written
+    /// then. `present` false (an instance whose `if` does not hold) queues nothing.
+    pub fn place_aligned(
+        &mut self,
+        value: ByteWriter,
+        slot: AlignedSlot,
+        present: bool,
+        what: &'static str,
+    ) {
+        if !present {
+            return;
+        }
+        let at = self.start;
+        let whole = false;
+        let bytes = value.into_bytes();
+        self.placed.push(Placement {
+            at,
+            bytes,
+            what,
+            whole,
+            derived: true,
+            float: None,
+            trailer: false,
+            slot: Some(slot),
+        });
+    }
+
+    /// The number of positional instances queued so far: where a type that lays out its
+    /// own (`-sp-end-zeros`) starts, for [`ByteWriter::end_with_zeros`].
+    pub fn placed_mark(&self) -> usize {
+        self.placed.len()
+    }
+
+    /// At the end of a type with `-sp-end-zeros`: lays out the positional instances queued
+    /// since `mark` (see [`ByteWriter::lay_out_positional`]), then writes `zeros` zero
+    /// bytes. The instances queued before `mark` stay queued.
+    ///
+    /// Errors: those of [`ByteWriter::lay_out_positional`].
+    pub fn end_with_zeros(&mut self, mark: usize, zeros: usize) -> Result<(), EncodeError> {
+        let mine = self.placed.split_off(mark.min(self.placed.len()));
+        let earlier = std::mem::replace(&mut self.placed, mine);
+        let laid = self.lay_out_positional(&[]);
+        self.placed = earlier;
+        laid?;
+        self.buf.resize(self.buf.len() + zeros, 0);
+        Ok(())
+    }
+
+    /// Gives every aligned instance (see [`ByteWriter::place_aligned`]) its position, in
+    /// the order they were queued, pads it to its alignment and writes its field.
+    fn resolve_aligned(&mut self, placed: &mut [Placement]) -> Result<(), EncodeError> {
+        let mut end = placed
+            .iter()
+            .filter(|p| p.slot.is_none() && !p.whole)
+            .map(|p| p.at + p.bytes.len())
+            .fold(self.buf.len(), usize::max);
+        for p in placed.iter_mut() {
+            let Some(s) = p.slot else {
+                continue;
+            };
+            let base = p.at;
+            let bad = |v: String| {
+                EncodeError::new(EncodeErrorKind::OutOfRange {
+                    value: v,
+                    ty: "a position in the stream",
+                })
+                .in_field(s.member)
+            };
+            let from = end.saturating_sub(base) as i128;
+            let align = i128::from(s.align.max(1));
+            // The first position at or after `from` of the form offset + step × n (n ≥ 0)
+            // that is a multiple of `align`: one of the next `align` candidates, if any.
+            let first = (from.max(s.offset) - s.offset + s.step - 1) / s.step;
+            let pos = (first..first + align)
+                .map(|n| s.offset + s.step * n)
+                .find(|q| q % align == 0)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "no multiple of {align} of the form {} + {} x n",
+                        s.offset, s.step
+                    ))
+                })?;
+            let pad = (align - p.bytes.len() as i128 % align) % align;
+            p.bytes.resize(p.bytes.len() + pad as usize, 0);
+            p.at = base + usize::try_from(pos).map_err(|_| bad(pos.to_string()))?;
+            end = p.at + p.bytes.len();
+            let n = (pos - s.offset) / s.step;
+            let bits = u32::from(s.width) * 8;
+            let (lo, hi) = if s.signed {
+                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+            } else {
+                (0, (1i128 << bits) - 1)
+            };
+            let (lo, hi) = (
+                s.min.map_or(lo, |m| m.max(lo)),
+                s.max.map_or(hi, |m| m.min(hi)),
+            );
+            if n < lo || n > hi {
+                return Err(EncodeError::new(EncodeErrorKind::OutOfRange {
+                    value: n.to_string(),
+                    ty: "the field's range",
+                })
+                .in_field(s.member));
+            }
+            let le = n.to_le_bytes();
+            let mut b = le[..s.width as usize].to_vec();
+            if s.big {
+                b.reverse();
+            }
+            self.patch_bytes(s.at, &b)
+                .map_err(|e| e.in_field(s.member))?;
+        }
+        Ok(())
     }
 
     /// Whether this writer encodes a positional instance on its own (a trailer, an instance
@@ -569,6 +810,7 @@ impl ByteWriter {
             derived: true,
             float: Some(float),
             trailer: false,
+            slot: None,
         });
         self.placed.append(&mut inner);
     }
@@ -582,7 +824,7 @@ impl ByteWriter {
         placed: &mut [Placement],
         seq_end: usize,
     ) -> Result<(), EncodeError> {
-        let fixed = |p: &Placement| !p.whole && p.float.is_none();
+        let fixed = |p: &Placement| !p.whole && p.float.is_none() && p.slot.is_none();
         for i in 0..placed.len() {
             let Some(fa) = placed[i].float else {
                 continue;
@@ -728,7 +970,7 @@ impl ByteWriter {
         };
         self.placed
             .iter()
-            .filter(|p| (whole || !p.whole) && !p.trailer && p.float.is_none())
+            .filter(|p| (whole || !p.whole) && !p.trailer && p.float.is_none() && p.slot.is_none())
             .all(|p| agrees(p.at, &p.bytes))
     }
 
@@ -756,6 +998,7 @@ impl ByteWriter {
             .into_iter()
             .partition(|p| p.trailer);
         self.resolve_floating(&mut placed, seq_end)?;
+        self.resolve_aligned(&mut placed)?;
         // An absent instance (`if` false) or one that takes no bytes has nothing to lay out.
         placed.retain(|p| !p.bytes.is_empty());
         placed.sort_by_key(|p| p.at);
@@ -1123,6 +1366,7 @@ impl ByteWriter {
             derived: false,
             float: None,
             trailer: false,
+            slot: None,
         });
         for p in all {
             let found = stream.get(p.at..p.at.saturating_add(p.bytes.len()));

@@ -177,7 +177,7 @@ impl Emitter<'_> {
                     quote!(#tail.push(__tl.to_vec());)
                 };
                 let ti = type_ident(name);
-                let finish = if !f.strict {
+                let finish = if !f.strict && self.unread_types.contains(name) {
                     quote!({
                         __v.__unread_pad = __sub.align_to_byte_keep();
                         __v.__unread = __sub.take_rest().to_vec();
@@ -261,7 +261,7 @@ impl Emitter<'_> {
                 let value = match &f.kind {
                     FieldKind::User { name, .. } => {
                         let ti = type_ident(name);
-                        let finish = if !f.strict {
+                        let finish = if !f.strict && self.unread_types.contains(name) {
                             quote!({
                                 __v.__unread_pad = __sub.align_to_byte_keep();
                                 __v.__unread = __sub.take_rest().to_vec();
@@ -364,9 +364,10 @@ impl Emitter<'_> {
                 let args = self.param_args(f, name, scope, &kp)?;
                 let read = match size {
                     None => quote!(#ti::read_from(__r #(, #args)*)),
-                    Some(s) if !f.strict => {
+                    Some(s) if !f.strict && self.unread_types.contains(name) => {
                         // Kaitai Struct skips what the type leaves unread; it is kept so that
-                        // the writer puts it back.
+                        // the writer puts it back (a type with `-sp-end-zeros` reads to the
+                        // end of its stream and keeps nothing).
                         let n = match self.size_value(s, scope, &kp)? {
                             Some(n) => n,
                             None => group(quote!(__r.remaining() as i128)),

@@ -312,12 +312,13 @@ impl<'s> Emitter<'s> {
         self.positional
     }
 
-    /// The type has positional instances or uses `_io`: written in a sized field, it is
-    /// given its own stream start (`ByteWriter::push_io`).
+    /// The type has positional instances or uses `_io`, or lays out the instances of the
+    /// types it reads (`-sp-end-zeros`): written in a sized field, it is given its own
+    /// stream start (`ByteWriter::push_io`).
     fn type_needs_io(&self, name: &str) -> bool {
         self.s
             .type_def(name)
-            .is_some_and(crate::instances::type_uses_io)
+            .is_some_and(|t| crate::instances::type_uses_io(t) || t.end_zeros.is_some())
     }
 
     /// The same emitter with the build's options.

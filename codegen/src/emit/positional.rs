@@ -77,7 +77,7 @@ pub(crate) fn emit_read(
     }
     let pos = em.expect_ty(&at.pos, scope, &format!("{}.pos", f.key_path), Ty::Int)?;
     let whole = at.whole;
-    if placed(em, f).is_some() {
+    if placed(em, f).is_some_and(|p| p.align.is_none()) {
         // Where the instance was read and how many bytes it took there: its writer keeps it
         // there while it still fits (see `ByteWriter::derive_position`).
         let kept = temp_for("pos", &f.id);
@@ -142,6 +142,23 @@ pub(crate) fn emit_read(
                 quote!(#kept),
             )),
         ))
+    } else if let Some(align) = placed(em, f).and_then(|p| p.align) {
+        // An `-sp-align` instance: where it was read is noted for the check of the type with
+        // `-sp-end-zeros` holding its stream.
+        let align = proc_macro2::Literal::u32_unsuffixed(align);
+        Some((
+            quote! {{
+                let __p: i128 = #pos;
+                let __saved = __r.enter_instance(__p, #whole).map_err(|e| e.in_field(#fid))?;
+                let __from = __r.offset();
+                __r.enter(::statepack_runtime::io::PathSeg::Field(#fid));
+                let __pv = #read_value;
+                __r.note_aligned(__from, __r.offset(), #align);
+                __r.leave_instance(__saved);
+                __pv
+            }},
+            None,
+        ))
     } else {
         Some((
             quote! {{
@@ -172,6 +189,9 @@ pub(crate) fn emit_write(
     }
     let whole = at.whole;
     if let Some(p) = placed(em, f) {
+        if p.align.is_some() {
+            return aligned_write(em, f, &p, stmt);
+        }
         return placed_write(em, f, &p, whole, stmt);
     }
     if let Some(k) = trailer_len(em, f) {
@@ -373,6 +393,80 @@ fn placed_write(
     Some(match floating {
         Some(later) => quote!(if __w.in_instance() { #now } else { #later }),
         None => now,
+    })
+}
+
+/// The write of a positional instance placed when its stream is laid out (`-sp-align`):
+/// encode it on its own and queue it with where its field's number goes
+/// (`ByteWriter::place_aligned`); an instance whose `if` does not hold queues nothing.
+fn aligned_write(
+    em: &Emitter<'_>,
+    f: &Field,
+    p: &Placed,
+    stmt: TokenStream,
+) -> Option<TokenStream> {
+    let FieldKind::Int {
+        bytes,
+        signed,
+        endian,
+        ..
+    } = &p.member.kind
+    else {
+        return None;
+    };
+    let fid = f.id.as_str();
+    let what = f.key_path.as_str();
+    let mid = p.path.as_str();
+    let at = member_at(&p.holder);
+    let at = match p.within {
+        0 => quote!(#at),
+        n => {
+            let n = proc_macro2::Literal::usize_unsuffixed(n);
+            quote!(#at + #n)
+        }
+    };
+    let width = proc_macro2::Literal::u8_unsuffixed(*bytes);
+    let big = matches!(endian, Endian::Be);
+    let (step, offset) = (
+        proc_macro2::Literal::i128_suffixed(p.step),
+        proc_macro2::Literal::i128_suffixed(p.offset),
+    );
+    let align = proc_macro2::Literal::u32_suffixed(p.align.unwrap_or(1));
+    let bound = |b: Option<i128>| match b {
+        Some(v) => {
+            let v = proc_macro2::Literal::i128_suffixed(v);
+            quote!(::std::option::Option::Some(#v))
+        }
+        None => quote!(::std::option::Option::None),
+    };
+    let (min, max) = (bound(p.bounds.0), bound(p.bounds.1));
+    let present = if f.cond.is_some() {
+        let id = crate::names::field_ident(&f.id);
+        quote!(self.#id.is_some())
+    } else {
+        quote!(true)
+    };
+    let _ = em;
+    Some(quote! {
+        {
+            let mut __tw = __w.instance_writer(0, false).map_err(|e| e.in_field(#fid))?;
+            {
+                let __w = &mut __tw;
+                #stmt
+            }
+            __w.place_aligned(__tw, __io::AlignedSlot {
+                at: #at,
+                width: #width,
+                signed: #signed,
+                big: #big,
+                step: #step,
+                offset: #offset,
+                align: #align,
+                min: #min,
+                max: #max,
+                member: #mid,
+            }, #present, #what);
+        }
     })
 }
 

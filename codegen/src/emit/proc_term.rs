@@ -43,7 +43,7 @@ impl Emitter<'_> {
         let value = match &f.kind {
             FieldKind::User { name, .. } => {
                 let ti = type_ident(name);
-                let finish = if !f.strict {
+                let finish = if !f.strict && self.unread_types.contains(name) {
                     quote!({
                         __v.__unread_pad = __sub.align_to_byte_keep();
                         __v.__unread = __sub.take_rest().to_vec();

@@ -86,7 +86,7 @@ impl Emitter<'_> {
         // reader body, `read_into`. Every fused run reads its bytes in one step and, for a
         // tracer or a failure, its fields one by one from the run's table in the runtime
         // (`ByteReader::run`), so no reader holds a field-by-field copy of a run.
-        let whole_fallback = self.plain_reader(t);
+        let whole_fallback = self.plain_reader(t) && t.end_zeros.is_none();
         runs::fuse_reads(&mut reads, &read_runs);
         runs::fuse_writes(&mut writes, &write_runs);
         writes.extend(pos_writes);
@@ -114,7 +114,11 @@ impl Emitter<'_> {
         }
         // A type with bit fields counts its bits (see `exact_len`); kept bytes and encoded
         // strings are measured by writing.
-        let (len_doc, len_body) = if t.fields.iter().any(|f| {
+        let (len_doc, len_body) = if t.end_zeros.is_some() {
+            exact_len::fallback_body(
+                "positional instances laid out by the type and its trailing zero bytes",
+            )
+        } else if t.fields.iter().any(|f| {
             hidden_prefix(f).is_some()
                 || matches!(f.kind, FieldKind::Str { encoding, .. } if !plain_encoding(encoding))
         }) {
@@ -150,8 +154,24 @@ impl Emitter<'_> {
         );
         let bitfield_conv = self.bitfield_view(t, &name);
         let root_api = Self::root_api(t, &name, is_root);
-        let (read_inline, read_body, read_into) =
+        let (read_inline, mut read_body, read_into) =
             Self::reader_bodies((&reads, &post_read_checks, &ctor), whole_fallback);
+        if let Some(n) = t.end_zeros {
+            // The type lays out the instances placed in its stream and ends with `n` zero
+            // bytes; its reader checks that the rest of the stream is that layout of the
+            // `-sp-align` instances it read.
+            let zeros = lit_usize(n as usize);
+            read_body = quote! {
+                let __mark = __r.aligned_mark();
+                let __v: Self = (|| -> Result<Self, __io::DecodeError> { #read_body })()?;
+                let __seq_end = __r.offset() as usize;
+                __r.check_packed_rest(__mark, __seq_end, #zeros)?;
+                Ok(__v)
+            };
+            let n = lit_usize(n as usize);
+            writes.insert(0, quote!(let __mark = __w.placed_mark();));
+            writes.push(quote!(__w.end_with_zeros(__mark, #n)?;));
+        }
         let writer = if ctx_write_args.is_empty() {
             quote! {
                 #[doc = " Writes this value (counts, lengths and sums derived); an [`EncodeError`](::statepack_runtime::io::EncodeError) names the field."]

@@ -385,11 +385,14 @@ impl<'s> Interp<'s> {
             return self.read_field_kept(r, frame, f, keep);
         };
         o.held.borrow_mut().push(Held::default());
+        let mark = r.aligned_mark();
         let res = self.read_field_kept(r, frame, f, keep);
         let held = o.held.borrow_mut().pop().unwrap_or_default();
         match res {
             Ok(_) if held.overflow => {
                 drop(res);
+                // Read again: what the first read noted is noted again.
+                r.drop_aligned_since(mark);
                 self.read_field_kept(r, frame, f, keep)
             }
             Ok(x) => {
@@ -561,6 +564,7 @@ impl<'s> Interp<'s> {
         let mut bit_spans = Vec::new();
         let mut unaligned = false;
         let lazy = self.lazy_of(t);
+        let aligned_mark = r.aligned_mark();
         for (i, f) in t.fields.iter().enumerate() {
             if lazy.is_some_and(|l| l[i]) {
                 continue;
@@ -600,6 +604,15 @@ impl<'s> Interp<'s> {
                         return Err(e);
                     }
                 }
+            }
+        }
+        // `-sp-end-zeros`: the rest of the stream is the layout the writer derives from the
+        // aligned instances read in it (as the generated reader checks by writing).
+        if let Some(n) = t.end_zeros {
+            let seq_end = r.offset() as usize;
+            if let Err(e) = r.check_packed_rest(aligned_mark, seq_end, n as usize) {
+                self.keep_failed_type(t, &mut frame, &mut elem_spans, None);
+                return Err(e);
             }
         }
         let io = Some(io_of(r));
@@ -893,6 +906,9 @@ impl<'s> Interp<'s> {
             let v = self.read_repeat(r, frame, f, keep);
             let end = r.offset();
             r.leave_instance(saved);
+            if let (Some(a), Ok(_)) = (at.align, &v) {
+                r.note_aligned(start, end, a);
+            }
             if v.is_err() && self.partial.is_some() {
                 let p = self.take_partial();
                 self.keep_partial(|| match p {

@@ -124,6 +124,9 @@ fn write_type(
         .map_err(|m| format!("{at}: {m}"))?;
     frame.settle_endian(decided);
     let start = w.len();
+    let mark = w.placed_mark();
+    // Where each `seq` field was written, for the offset field of an `-sp-align` instance.
+    let mut field_at: Vec<(&str, usize)> = Vec::new();
     let mut unaligned = false;
     let derived = crate::derive::counts_and_lengths(t);
     let placed = if t.fields.iter().any(|f| f.at.is_some()) {
@@ -156,6 +159,25 @@ fn write_type(
                     return Err(format!("{fp}: given, but its `if` is false"));
                 }
             }
+            if let Some(p) = placed.get(&f.id).filter(|p| p.align.is_some()) {
+                let held = pending.iter().position(|h| h.target == f.id);
+                let held_at = held.map(|i| pending.swap_remove(i).at);
+                let holder_at = field_at
+                    .iter()
+                    .find(|(k, _)| *k == p.holder)
+                    .map(|(_, a)| *a);
+                let Some(slot_at) = held_at.or(holder_at) else {
+                    return Err(format!(
+                        "{fp}: the field `{}` holding its position is not written before it",
+                        p.holder
+                    ));
+                };
+                let mut tmp = ByteWriter::new();
+                let v = write_field(s, &mut tmp, &frame, f, g, &fp, depth, None)?;
+                aligned_place(w, &frame, p, tmp, slot_at, intern(&f.key_path), &fp)?;
+                frame.fields.push((intern(&f.id), v));
+                continue;
+            }
             if pending.iter().any(|p| p.target == f.id) || from_end(&at.pos).is_some() {
                 later.push((f, g.clone()));
             } else {
@@ -170,6 +192,7 @@ fn write_type(
             w.align_to_byte();
         }
         unaligned = bit_field;
+        field_at.push((f.id.as_str(), w.len()));
         let g = entries.iter().find(|(k, _)| *k == f.id).map(|(_, v)| v);
         let present = match &f.cond {
             // `_io.eof` and `_io.pos` are not known while writing: presence decides, as in
@@ -238,6 +261,13 @@ fn write_type(
         let what = (f, &g, fp.as_str(), room);
         let v = write_positional(s, w, &mut frame, what, placed.get(&f.id), held, depth)?;
         frame.fields.push((intern(&f.id), v));
+    }
+    // `-sp-end-zeros`: the instances placed in this type's stream are laid out, then the
+    // zero bytes that end it.
+    if let Some(n) = t.end_zeros {
+        w.align_to_byte();
+        w.end_with_zeros(mark, n as usize)
+            .map_err(|e| format!("{}: {e}", if path.is_empty() { "<root>" } else { path }))?;
     }
     if !later_is_sorted(t, &frame) {
         let rank = |k: &str| t.fields.iter().position(|f| f.id == k);
@@ -490,6 +520,48 @@ fn write_positional(
     // are zero.
     w.place_derived(iw, what);
     Ok(v)
+}
+
+/// Queues the `-sp-align` instance `p` written into `tmp`, its position chosen when the
+/// stream is laid out and written into the field at byte `slot_at` (as the generated
+/// writer does, `ByteWriter::place_aligned`).
+fn aligned_place(
+    w: &mut ByteWriter,
+    frame: &Frame<'_>,
+    p: &crate::derive::Placed,
+    tmp: ByteWriter,
+    slot_at: usize,
+    what: &'static str,
+    fp: &str,
+) -> W<()> {
+    let FieldKind::Int {
+        bytes,
+        signed,
+        endian,
+        ..
+    } = &p.member.kind
+    else {
+        return Err(format!("{fp}: its position field is not an integer"));
+    };
+    let endian = frame.order(*endian).map_err(|m| format!("{fp}: {m}"))?;
+    let mut iw = w
+        .instance_writer(0, false)
+        .map_err(|e| format!("{fp}: {e}"))?;
+    iw.write_bytes(&tmp.into_stream_bytes(w).map_err(|e| format!("{fp}: {e}"))?);
+    let slot = statepack_runtime::io::AlignedSlot {
+        at: slot_at + p.within,
+        width: *bytes,
+        signed: *signed,
+        big: matches!(endian, Endian::Be),
+        step: p.step,
+        offset: p.offset,
+        align: p.align.unwrap_or(1),
+        min: p.bounds.0,
+        max: p.bounds.1,
+        member: intern(&p.path),
+    };
+    w.place_aligned(iw, slot, true, what);
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -49,6 +49,8 @@ pub const TYPE_KEYS: &[&str] = &[
     "params",
     "to-string",
 ];
+/// Extension keys allowed in a type under `types`.
+pub const TYPE_SP_KEYS: &[&str] = &["-sp-end-zeros"];
 /// Keys allowed in a value instance.
 pub const INSTANCE_KEYS: &[&str] = &["value", "if", "enum", "doc", "doc-ref"];
 /// Keys of positional instances (read like a `seq` field, at `pos` of a stream).
@@ -303,6 +305,7 @@ impl<'a> Lower<'a> {
             endian_switch: root_endian_switch,
             endian_inherited: false,
             to_string: root_to_string,
+            end_zeros: None,
         }];
         all.extend(types);
         Some(Schema {
@@ -458,6 +461,7 @@ impl<'a> Lower<'a> {
         let mut positional = Vec::new();
         let mut params = Vec::new();
         let mut to_string = None;
+        let mut end_zeros = None;
         let at = types.len();
         for (k, v) in m {
             match k.text.as_str() {
@@ -468,6 +472,9 @@ impl<'a> Lower<'a> {
                 }
                 "doc" => doc = self.scalar(v, &format!("{kp}.doc")).map(str::to_owned),
                 "to-string" => to_string = self.src_expr(v, &format!("{kp}.to-string")),
+                "-sp-end-zeros" => {
+                    end_zeros = self.small_count(v, &format!("{kp}.-sp-end-zeros"), 0)
+                }
                 "doc-ref" | "meta" => {}
                 "types" => {
                     let np = format!("{kp}.types");
@@ -488,7 +495,7 @@ impl<'a> Lower<'a> {
                     }
                 }
                 t if t.starts_with('-') && !t.starts_with("-sp-") => {}
-                _ => self.unknown_key(k, &kp, TYPE_KEYS, &[]),
+                _ => self.unknown_key(k, &kp, TYPE_KEYS, TYPE_SP_KEYS),
             }
         }
         (self.default_endian, self.default_encoding, self.bit_le) = saved;
@@ -509,6 +516,7 @@ impl<'a> Lower<'a> {
                 endian_switch,
                 endian_inherited,
                 to_string,
+                end_zeros,
             },
         );
     }
@@ -2023,6 +2031,11 @@ pub(crate) fn lower_positional(
         Some(v) => lw.boolean(v, &format!("{ip}.-sp-lazy"))?,
         None => true,
     };
+    // `-sp-align: N`: where the writer places the instance (see `crate::derive`).
+    let align = match get("-sp-align") {
+        Some(v) => Some(lw.small_count(v, &format!("{ip}.-sp-align"), 1)?),
+        None => None,
+    };
     // The instance reads like a `seq` entry with its name as `id` (without `pos` and `io`).
     let mut m: Vec<(Key, Node)> = vec![(
         Key {
@@ -2040,7 +2053,9 @@ pub(crate) fn lower_positional(
     m.extend(
         entries
             .iter()
-            .filter(|(k, _)| !["pos", "io", "id", "-sp-lazy"].contains(&k.text.as_str()))
+            .filter(|(k, _)| {
+                !["pos", "io", "id", "-sp-lazy", "-sp-align"].contains(&k.text.as_str())
+            })
             .cloned(),
     );
     let synthetic = Node {
@@ -2059,6 +2074,7 @@ pub(crate) fn lower_positional(
         whole,
         io_of,
         lazy,
+        align,
     }));
     Some(f)
 }

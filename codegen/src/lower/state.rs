@@ -200,6 +200,23 @@ impl<'a> Lower<'a> {
         }
     }
 
+    /// A whole number from `least` to 65,536 (an alignment or a count of padding bytes).
+    pub(crate) fn small_count(&mut self, node: &Node, path: &str, least: u32) -> Option<u32> {
+        let text = self.scalar(node, path)?;
+        match text.parse::<u32>() {
+            Ok(n) if (least..=65_536).contains(&n) => Some(n),
+            _ => {
+                self.err(
+                    node.pos,
+                    path,
+                    format!("expected a whole number from {least} to 65536, found `{text}`"),
+                    "write a decimal number of bytes, such as `4`",
+                );
+                None
+            }
+        }
+    }
+
     pub(crate) fn boolean(&mut self, node: &Node, path: &str) -> Option<bool> {
         match self.scalar(node, path)? {
             "true" => Some(true),

@@ -129,9 +129,9 @@ fn chunk<T: Tracer>(
     let used = {
         let mut sub = ByteReader::with_tracer(&inflated, r.relay()).sharing(share);
         chunk_body(&mut sub).map_err(|e| e.in_field(name))?;
-        // What the root type keeps after the directory (the columns' bytes) is not kept.
-        sub.align_to_byte_keep();
-        sub.take_rest();
+        // The chunk must be laid out as the writer lays out the columns (the generated
+        // reader's check, with its error).
+        cbtk_columns::check_laid_out(&inflated).map_err(|e| e.in_field(name))?;
         sub.processed_used()
     };
     drop(inflated);

@@ -109,20 +109,16 @@ impl Serialize for WindowJson<'_, '_> {
 }
 
 /// A chunk body from its stored bytes: inflated when it is written, its directory with
-/// each column's values read in place, and the bytes after the directory (`__unread`).
+/// each column's values read in place. Nothing else: the writer lays the columns out from
+/// their values (the reader checked that the chunk is laid out so).
 struct ChunkJson<'a>(&'a [u8]);
 
 impl Serialize for ChunkJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let body = inflate_chunk_exact(self.0).map_err(ser_err)?;
         let c = parse_chunk(&body).map_err(ser_err)?;
-        let mut st = s.serialize_struct("ChunkBody", 3)?;
+        let mut st = s.serialize_struct("ChunkBody", 1)?;
         st.serialize_field("directory", &DirectoryJson(&c))?;
-        let unread = body.get(4 + 12 * c.entries().len()..).unwrap_or_default();
-        if !unread.is_empty() {
-            st.serialize_field("__unread", &Hex(unread))?;
-        }
-        st.serialize_field("__unread_pad", &0u8)?;
         st.end()
     }
 }

@@ -193,7 +193,8 @@ impl<'a> Track<'a> {
         let b = self.info_bytes()?;
         let c = parse_chunk(&b).map_err(|e| in_chunk(e, "info"))?;
         Info::check_view(&InfoView::from_chunk(&c).map_err(|e| in_chunk(e, "info"))?)
-            .map_err(|e| in_chunk(e, "info"))
+            .map_err(|e| in_chunk(e, "info"))?;
+        cbtk_columns::check_laid_out(&b).map_err(|e| in_chunk(e, "info"))
     }
 
     /// The features chunk, every feature collected. Allocates 36 bytes per feature (at
@@ -220,7 +221,9 @@ impl<'a> Track<'a> {
     ///
     /// Errors: as for [`Track::features`].
     pub fn check_features(&self) -> Result<(), DecodeError> {
-        self.read_features(0, None).map(drop)
+        let b = self.features_bytes()?;
+        read_features_of(&b, 0, None)?;
+        cbtk_columns::check_laid_out(&b).map_err(|e| in_chunk(e, "features"))
     }
 
     /// The features chunk checked as [`Track::features`] reads it, with the same errors: the
@@ -337,7 +340,9 @@ impl<'a> Track<'a> {
     pub fn check_window(&self, k: usize) -> Result<(), DecodeError> {
         let b = self.main_bytes(k)?;
         let (start, end) = self.header().window_span(k);
-        MainWindow::check_chunk(&b, k, start, end).map_err(|e| e.in_index(k).in_field("windows"))
+        MainWindow::check_chunk(&b, k, start, end)
+            .and_then(|()| cbtk_columns::check_laid_out(&b).map_err(|e| in_chunk(e, "main")))
+            .map_err(|e| e.in_index(k).in_field("windows"))
     }
 
     /// Window `k`'s terrain rows (empty when the window has no terrain chunk), collected.
@@ -371,7 +376,19 @@ impl<'a> Track<'a> {
     ///
     /// Errors: as for [`Track::terrain`].
     pub fn check_terrain(&self, k: usize) -> Result<(), DecodeError> {
-        self.read_terrain(k, None).map(drop)
+        self.read_terrain(k, None)?;
+        let e = self.window_entry(k)?;
+        if e.terrain_len == 0 {
+            return Ok(());
+        }
+        let b = self.inflate(
+            e.terrain_block,
+            e.terrain_len,
+            Self::index_path(k, "terrain_block"),
+            self.index_at(k) + 8,
+        )?;
+        cbtk_columns::check_laid_out(&b)
+            .map_err(|e| in_chunk(e, "terrain").in_index(k).in_field("windows"))
     }
 
     fn read_terrain(
@@ -857,37 +874,44 @@ fn column_data(c: raw::ColumnEntry) -> ColumnData {
     }
 }
 
-/// Lays out a chunk body (directory, data, 4 zero bytes) from a builder: the builder places
-/// the columns (4-byte aligned, in rising order of id) and the generated writer writes the
-/// directory and each column's values at its offset, checking them against those bytes.
+/// A chunk body (directory, data, 4 zero bytes) from a builder's columns, in rising order
+/// of id: the generated writer of the schema's `chunk_body` places the columns after the
+/// directory (each on a multiple of 4 bytes, in directory order), writes each entry's
+/// offset and ends the chunk with the 4 zero bytes.
 ///
 /// Errors: the chunk would pass 16,777,215 bytes.
 pub fn build_chunk(b: cbtk_columns::ChunkBuilder) -> Result<Vec<u8>, EncodeError> {
-    let (entries, data, values) = b.finish()?;
     let body = raw::ChunkBody {
         directory: raw::ColumnDirectory {
-            columns: entries
-                .iter()
-                .zip(values)
-                .map(|(e, v)| column_entry(e, v))
+            columns: b
+                .finish()
+                .into_iter()
+                .map(|(id, v)| column_entry(id, v))
                 .collect(),
         },
-        __unread: data,
-        __unread_pad: 0,
     };
-    let mut w = ByteWriter::with_capacity(body.encoded_len());
+    let mut w = ByteWriter::new();
     body.write_to(&mut w)?;
     w.lay_out_positional(&[])?;
-    Ok(w.into_bytes())
+    let bytes = w.into_bytes();
+    if bytes.len() > cbtk_columns::LUA_MAX as usize {
+        return Err(EncodeError::new(EncodeErrorKind::Semantic(format!(
+            "decompressed chunk would be {} bytes, more than {}",
+            bytes.len(),
+            cbtk_columns::LUA_MAX
+        ))));
+    }
+    Ok(bytes)
 }
 
-/// A directory entry with its values, as the generated writer takes it.
-fn column_entry(e: &DirEntry, v: ColumnData) -> raw::ColumnEntry {
+/// A directory entry with its values, as the generated writer takes it (the offset is the
+/// writer's to choose).
+fn column_entry(id: u16, v: ColumnData) -> raw::ColumnEntry {
     let mut c = raw::ColumnEntry {
-        id: e.id,
-        type_code: e.code,
-        offset: e.offset,
-        count: e.count,
+        id,
+        type_code: v.code(),
+        offset: 0,
+        count: v.len() as u32,
         u1_values: None,
         u2_values: None,
         s2_values: None,
