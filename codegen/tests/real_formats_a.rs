@@ -14,11 +14,12 @@
 //!   data to 512 bytes; the writer checks that the data and padding agree with them.
 //! - ZIP: the end-of-central-directory record (`pos: _io.size - 22`) is written at the end of
 //!   the file; the central directory's offset and size and each local header's offset
-//!   (`ofs_local_header`, with `io: _root._io`) are derived, as are the name, extra and data
-//!   lengths. A member's CRC-32 and its uncompressed size (which the writer cannot tell from
-//!   stored bytes) are set by the test. A local header or central directory that no longer
-//!   fits where it was read moves after everything else; the bytes it left keep their old
-//!   contents, which nothing points at any more.
+//!   (`ofs_local_header`, with `io: _root._io`) are derived, as are the name, extra and
+//!   comment lengths and the local header's data length. A member's CRC-32, its uncompressed
+//!   size (which the writer cannot tell from stored bytes) and the central directory's copy of
+//!   the sizes are set by the test. A local header or central directory that no longer fits
+//!   where it was read moves after everything else (the local headers ahead of the directory
+//!   pointing at them); the bytes it left keep their old contents, which nothing points at.
 
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output

@@ -487,7 +487,6 @@ impl ByteWriter {
     /// it places itself, so that a directory follows the entries it points at.
     ///
     /// Errors: as [`ByteWriter::derive_position`].
-    #[allow(clippy::too_many_arguments)]
     pub fn derive_placed(
         &self,
         kept: Option<(i128, u64)>,
