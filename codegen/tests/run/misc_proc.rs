@@ -82,10 +82,10 @@ impl MiscProc {
         __put: __F,
     ) -> Result<__R, __io::DecodeError> {
         let mut __tail_padded: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
-        let padded: ::std::vec::Vec<u8> = __r
-            .leaf(
-                "padded",
-                |__r| {
+        __r.enter(__io::PathSeg::Field("padded"));
+        let padded: ::std::vec::Vec<u8> = {
+            let __v: ::std::vec::Vec<u8> = {
+                {
                     let __at = __r.offset();
                     let __key: &[u8] = &[21u8];
                     match __r
@@ -103,17 +103,30 @@ impl MiscProc {
                     {
                         Ok((__val, __tl)) => {
                             __tail_padded = ::std::option::Option::Some(__tl.to_vec());
-                            __io::unprocess(__io::Processor::Xor(__key), __val, __at)
+                            __io::unprocess_within(
+                                    __io::Processor::Xor(__key),
+                                    __val,
+                                    __at,
+                                    __r.processed_room(),
+                                )
+                                .and_then(|__d| {
+                                    __r.charge_processed(__d.len(), __at)?;
+                                    Ok(__d)
+                                })
                         }
                         Err(e) => Err(e),
                     }
-                },
-            )?;
+                }
+            }
+                .map_err(|e| e.in_field("padded"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
         let mut __tail_cut: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
-        let cut: ::std::vec::Vec<u8> = __r
-            .leaf(
-                "cut",
-                |__r| {
+        __r.enter(__io::PathSeg::Field("cut"));
+        let cut: ::std::vec::Vec<u8> = {
+            let __v: ::std::vec::Vec<u8> = {
+                {
                     let __at = __r.offset();
                     let __key: &[u8] = &[21u8];
                     match __r
@@ -131,12 +144,25 @@ impl MiscProc {
                     {
                         Ok((__val, __tl)) => {
                             __tail_cut = ::std::option::Option::Some(__tl.to_vec());
-                            __io::unprocess(__io::Processor::Xor(__key), __val, __at)
+                            __io::unprocess_within(
+                                    __io::Processor::Xor(__key),
+                                    __val,
+                                    __at,
+                                    __r.processed_room(),
+                                )
+                                .and_then(|__d| {
+                                    __r.charge_processed(__d.len(), __at)?;
+                                    Ok(__d)
+                                })
                         }
                         Err(e) => Err(e),
                     }
-                },
-            )?;
+                }
+            }
+                .map_err(|e| e.in_field("cut"))?;
+            __r.leave(Some(&__v));
+            __v
+        };
         let mut __tail_wrapped: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
         __r.enter(__io::PathSeg::Field("wrapped"));
         let wrapped: Wrapper = {
@@ -158,16 +184,25 @@ impl MiscProc {
                     {
                         Ok((__val, __tl)) => {
                             __tail_wrapped = ::std::option::Option::Some(__tl.to_vec());
-                            __io::unprocess(__io::Processor::Rol(1_i128), __val, __at)
+                            __io::unprocess_within(
+                                    __io::Processor::Rol(1_i128),
+                                    __val,
+                                    __at,
+                                    __r.processed_room(),
+                                )
                                 .and_then(|__d| {
-                                    let mut __sub = __io::ByteReader::new(&__d);
+                                    __r.charge_processed(__d.len(), __at)?;
+                                    let mut __sub = __io::ByteReader::new(&__d)
+                                        .sharing(__r.processed_share());
                                     #[allow(unused_mut)]
                                     let mut __v = Wrapper::read_from(&mut __sub)?;
-                                    {
+                                    let __res = {
                                         __v.__unread_pad = __sub.align_to_byte_keep();
                                         __v.__unread = __sub.take_rest().to_vec();
                                         Ok(__v)
-                                    }
+                                    };
+                                    __r.add_processed(__sub.processed_used());
+                                    __res
                                 })
                         }
                         Err(e) => Err(e),
