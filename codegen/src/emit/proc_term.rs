@@ -78,10 +78,8 @@ impl Emitter<'_> {
                     read
                 }
             }
-            _ => quote!(#unfn_within(#proc_, __val, __at, __r.processed_room()).and_then(|__d| {
-                __r.charge_processed(__d.len(), __at)?;
-                Ok(__d)
-            })),
+            _ => quote!(#unfn_within(#proc_, __val, __at, __r.processed_room())
+                .and_then(|__d| __r.charge_processed(__d.len(), __at).map(|()| __d))),
         };
         Some(quote! {{
             let __at = __r.offset();

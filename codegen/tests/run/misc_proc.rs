@@ -82,10 +82,10 @@ impl MiscProc {
         __put: __F,
     ) -> Result<__R, __io::DecodeError> {
         let mut __tail_padded: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
-        __r.enter(__io::PathSeg::Field("padded"));
-        let padded: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                {
+        let padded: ::std::vec::Vec<u8> = __r
+            .leaf(
+                "padded",
+                |__r| {
                     let __at = __r.offset();
                     let __key: &[u8] = &[21u8];
                     match __r
@@ -110,23 +110,18 @@ impl MiscProc {
                                     __r.processed_room(),
                                 )
                                 .and_then(|__d| {
-                                    __r.charge_processed(__d.len(), __at)?;
-                                    Ok(__d)
+                                    __r.charge_processed(__d.len(), __at).map(|()| __d)
                                 })
                         }
                         Err(e) => Err(e),
                     }
-                }
-            }
-                .map_err(|e| e.in_field("padded"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
+                },
+            )?;
         let mut __tail_cut: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
-        __r.enter(__io::PathSeg::Field("cut"));
-        let cut: ::std::vec::Vec<u8> = {
-            let __v: ::std::vec::Vec<u8> = {
-                {
+        let cut: ::std::vec::Vec<u8> = __r
+            .leaf(
+                "cut",
+                |__r| {
                     let __at = __r.offset();
                     let __key: &[u8] = &[21u8];
                     match __r
@@ -151,18 +146,13 @@ impl MiscProc {
                                     __r.processed_room(),
                                 )
                                 .and_then(|__d| {
-                                    __r.charge_processed(__d.len(), __at)?;
-                                    Ok(__d)
+                                    __r.charge_processed(__d.len(), __at).map(|()| __d)
                                 })
                         }
                         Err(e) => Err(e),
                     }
-                }
-            }
-                .map_err(|e| e.in_field("cut"))?;
-            __r.leave(Some(&__v));
-            __v
-        };
+                },
+            )?;
         let mut __tail_wrapped: ::std::option::Option<::std::vec::Vec<u8>> = ::std::option::Option::None;
         __r.enter(__io::PathSeg::Field("wrapped"));
         let wrapped: Wrapper = {
