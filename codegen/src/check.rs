@@ -31,15 +31,23 @@ pub(crate) fn names_and_refs(s: &Schema) -> Vec<Diag> {
 }
 
 /// The layout of `s`, once its names and references are sound: the minimum encoded length of
-/// every type (bytes), and the problems found: a type that contains itself without a list or
-/// `if` in between, a `-sp-sum-of` that cannot be derived, the Rust paths
+/// every type (bytes), and the problems found: a type that contains itself without a list,
+/// an `if` or a positional instance read on first use in between, a `-sp-sum-of` that cannot
+/// be derived, the Rust paths
 /// of opaque types in `opts`.
 pub(crate) fn layout(s: &Schema, opts: &crate::Options) -> (HashMap<String, usize>, Vec<Diag>) {
     let mut c = Checker {
         s,
         diags: Vec::new(),
     };
-    let (lens, cycles) = crate::sizes::min_lens(s);
+    let refs = crate::lazy::schema_refs(s);
+    let lazy = s
+        .types
+        .iter()
+        .map(|t| (t.name.clone(), crate::lazy::lazy_instances(s, t, &refs)))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    let (lens, cycles) = crate::sizes::min_lens_skipping(s, &lazy);
     for (name, pos) in cycles {
         c.err(
             pos,
@@ -85,13 +93,21 @@ impl Checker<'_> {
                 if f.process.is_none() && f.term.is_none() {
                     continue;
                 }
-                let FieldKind::User { name, .. } = &f.kind else {
-                    continue;
+                let names: Vec<&String> = match &f.kind {
+                    FieldKind::User { name, .. } => vec![name],
+                    FieldKind::Switch { cases, default, .. } => {
+                        cases.iter().map(|(_, n)| n).chain(default).collect()
+                    }
+                    _ => continue,
                 };
-                let mut seen = HashSet::new();
-                if let Some((path, pos)) = crate::instances::whole_io_under(self.s, name, &mut seen)
-                {
-                    found.push((f.pos, f.key_path.clone(), path.to_owned(), pos));
+                for name in names {
+                    let mut seen = HashSet::new();
+                    if let Some((path, pos)) =
+                        crate::instances::whole_io_under(self.s, name, &mut seen)
+                    {
+                        found.push((f.pos, f.key_path.clone(), path.to_owned(), pos));
+                        break;
+                    }
                 }
             }
         }

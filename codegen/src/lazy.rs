@@ -13,33 +13,106 @@ use std::collections::HashSet;
 
 /// Every name and every member name (`b` of `a.b`) the expressions of the schema use,
 /// positions of positional instances included (`pos: descs[0].table_block * 1024` needs
-/// `descs` read when it is read).
+/// `descs` read when it is read), except the bare names of a type's own positional
+/// instances in its value instances (a value instance reads such an instance on first use,
+/// see [`value_only`]).
 pub(crate) fn schema_refs(s: &crate::ir::Schema) -> HashSet<String> {
     let mut out = HashSet::new();
-    let mut add = |e: &Expr| {
-        visit(e, &mut |x| match x {
-            Expr::Name(n) | Expr::Attr(_, n) => {
-                out.insert(n.clone());
-            }
-            _ => {}
-        })
-    };
     for t in &s.types {
+        let positional: HashSet<&str> = t
+            .fields
+            .iter()
+            .filter(|f| f.at.is_some())
+            .map(|f| f.id.as_str())
+            .collect();
         let mut copy = t.clone();
-        for (e, _) in crate::context::type_exprs(&mut copy) {
-            add(&e.expr);
+        for (e, kp) in crate::context::type_exprs(&mut copy) {
+            let in_value = t.instances.iter().any(|i| {
+                kp.strip_prefix(i.key_path.as_str())
+                    .is_some_and(|rest| rest.starts_with('.'))
+            });
+            visit(&e.expr, &mut |x| match x {
+                Expr::Name(n) if in_value && positional.contains(n.as_str()) => {}
+                Expr::Name(n) | Expr::Attr(_, n) => {
+                    out.insert(n.clone());
+                }
+                _ => {}
+            });
         }
         for at in t.fields.iter().filter_map(|f| f.at.as_ref()) {
-            add(&at.pos.expr);
+            visit(&at.pos.expr, &mut |x| match x {
+                Expr::Name(n) | Expr::Attr(_, n) => {
+                    out.insert(n.clone());
+                }
+                _ => {}
+            });
         }
     }
     out
 }
 
+/// Whether positional instance `f` of `t`, which `refs` ([`schema_refs`]) does not name, is
+/// named only by value instances that nothing names in turn (each value instance's method
+/// then reads it on first use, through the `Lazy` member, and nothing reads it while the
+/// type is read). A value instance naming it shows what it holds a second time, so where
+/// its type leads back to `t` (a chain the data may make 64 deep, each level shown twice),
+/// only the plain form is taken: `t` itself at a literal position, a chain that ends at the
+/// runtime's limit of instances nested at one offset (`MAX_SAME_OFFSET`).
+fn value_only(
+    s: &crate::ir::Schema,
+    t: &crate::ir::TypeDef,
+    f: &Field,
+    refs: &HashSet<String>,
+) -> bool {
+    let mut named = false;
+    let alone = t.instances.iter().all(|i| {
+        let mut used = HashSet::new();
+        names(&i.value.expr, &mut used);
+        if let Some(c) = &i.cond {
+            names(&c.expr, &mut used);
+        }
+        named |= used.contains(&f.id);
+        !used.contains(&f.id) || !refs.contains(&i.id)
+    });
+    if !alone {
+        return false;
+    }
+    if !named {
+        return true;
+    }
+    let literal =
+        f.at.as_ref()
+            .is_some_and(|at| matches!(at.pos.expr, Expr::Int(_)));
+    let types = read_types(f);
+    let back = types.iter().any(|n| *n != t.name && reaches(s, n, &t.name));
+    !back && (literal || !types.iter().any(|n| *n == t.name))
+}
+
+/// Whether reading type `from` reads type `to` (through fields and positional instances).
+fn reaches(s: &crate::ir::Schema, from: &str, to: &str) -> bool {
+    let mut seen = HashSet::from([from.to_owned()]);
+    let mut todo = vec![from.to_owned()];
+    while let Some(n) = todo.pop() {
+        let Some(t) = s.type_def(&n) else { continue };
+        for f in &t.fields {
+            for m in read_types(f) {
+                if m == to {
+                    return true;
+                }
+                if seen.insert(m.to_owned()) {
+                    todo.push(m.to_owned());
+                }
+            }
+        }
+    }
+    false
+}
+
 /// The positional instances of `t` read on first use rather than by the type's reader
 /// (members `statepack_runtime::lazy::Lazy<T>`, see `emit::lazy`): those that no expression
-/// of the schema names (so no `seq` field, value instance, other instance or `to-string`
-/// needs them while reading or describing a value) and whose read keeps nothing beside the
+/// of the schema names but the value instances of `t` that nothing names (so no `seq`
+/// field, other instance or `to-string` needs them while reading or describing a value; such
+/// a value instance reads it on first use) and whose read keeps nothing beside the
 /// value: not `-sp-lazy: false`, not `io: value._io`, not placed by the writer (`__pos_<name>` with the bytes
 /// taken), no position kept for the writer (`pos` over `_io`), no terminator or stored bytes
 /// kept (`process`, terminated types), not a count, size or sum the writer derives. The
@@ -74,6 +147,7 @@ pub(crate) fn lazy_instances(
                     && f.term.is_none()
                     && f.process.is_none()
                     && !refs.contains(&f.id)
+                    && value_only(s, t, f, refs)
                     && !targets.contains(f.id.as_str())
             })
         })

@@ -63,6 +63,37 @@ fn open_and_unread(s: &Schema) -> (HashSet<String>, HashSet<String>) {
     (open_enums, unread_types)
 }
 
+/// The switch field of `t` whose generated enum switch field `f` uses: the first switch field
+/// of `t` whose enum would have the same variants (the same case types in the same order, the
+/// same `NoCase` variant, the same boxed cases), else `f` itself. Such fields share one enum,
+/// so that `c ? a : b` over them has one type (Kaitai Struct gives it their common type).
+pub(crate) fn switch_enum_owner<'t>(t: &'t TypeDef, f: &'t Field) -> &'t Field {
+    fn shape(g: &Field) -> Option<(Vec<&String>, Vec<bool>, bool, bool)> {
+        let FieldKind::Switch {
+            cases,
+            default,
+            size,
+            ..
+        } = &g.kind
+        else {
+            return None;
+        };
+        let mut variants: Vec<&String> = Vec::new();
+        for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
+            if !variants.contains(&n) {
+                variants.push(n);
+            }
+        }
+        let boxed: Vec<bool> = variants.iter().map(|n| g.recursive.contains(*n)).collect();
+        Some((variants, boxed, has_no_case(g), size.is_some()))
+    }
+    let Some(mine) = shape(f) else { return f };
+    t.fields
+        .iter()
+        .find(|g| shape(g).as_ref() == Some(&mine))
+        .unwrap_or(f)
+}
+
 /// A switch without `_` under Kaitai Struct's rules: a value no case names selects nothing
 /// (the variant `NoCase`), where `-sp-strict` makes it a decode error.
 pub(crate) fn has_no_case(f: &Field) -> bool {

@@ -14,10 +14,21 @@ use std::collections::HashMap;
 /// that do not lead back to a type being measured (only a switch whose every case recurses
 /// is a cycle). Bits are summed and the total rounded up to whole bytes.
 pub(crate) fn min_lens(s: &Schema) -> (HashMap<String, usize>, Vec<(String, Pos)>) {
+    min_lens_skipping(s, &HashMap::new())
+}
+
+/// As [`min_lens`], but the positional instances `lazy` names (by type; those read on first
+/// use) lead nowhere: a type that contains itself only through them is no cycle, as nothing
+/// reads them while the type is read (each read on access nests one level, within the
+/// runtime's nesting limit).
+pub(crate) fn min_lens_skipping(
+    s: &Schema,
+    lazy: &HashMap<String, std::collections::HashSet<String>>,
+) -> (HashMap<String, usize>, Vec<(String, Pos)>) {
     let mut memo = HashMap::new();
     let mut cycles = Vec::new();
     for t in &s.types {
-        min_bits(s, &t.name, &mut memo, &mut Vec::new(), &mut cycles);
+        min_bits(s, &t.name, &mut memo, &mut Vec::new(), &mut cycles, lazy);
     }
     let lens = memo.into_iter().map(|(k, v)| (k, v.div_ceil(8))).collect();
     cycles.sort();
@@ -31,6 +42,7 @@ fn min_bits(
     memo: &mut HashMap<String, usize>,
     visiting: &mut Vec<String>,
     cycles: &mut Vec<(String, Pos)>,
+    lazy: &HashMap<String, std::collections::HashSet<String>>,
 ) -> usize {
     if let Some(v) = memo.get(name) {
         return *v;
@@ -42,8 +54,9 @@ fn min_bits(
     }
     visiting.push(name.to_owned());
     let mut total = 0usize;
+    let skip = lazy.get(name);
     for f in &t.fields {
-        if f.cond.is_some() {
+        if f.cond.is_some() || f.at.is_some() && skip.is_some_and(|l| l.contains(&f.id)) {
             continue;
         }
         let times = match &f.repeat {
@@ -66,7 +79,7 @@ fn min_bits(
             FieldKind::Contents(c) => c.len() * 8,
             FieldKind::Str { size: None, .. } => 8,
             FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
-            FieldKind::User { name, .. } => min_bits(s, name, memo, visiting, cycles),
+            FieldKind::User { name, .. } => min_bits(s, name, memo, visiting, cycles, lazy),
             FieldKind::Switch { cases, default, .. } => {
                 let all: Vec<&String> =
                     cases.iter().map(|(_, n)| n).chain(default.iter()).collect();
@@ -79,7 +92,7 @@ fn min_bits(
                 pick.into_iter()
                     .map(|n| match crate::num_type::case_number(n) {
                         Some((bytes, ..)) => usize::from(bytes) * 8,
-                        None => min_bits(s, n, memo, visiting, cycles),
+                        None => min_bits(s, n, memo, visiting, cycles, lazy),
                     })
                     .min()
                     .unwrap_or(0)

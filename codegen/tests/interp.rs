@@ -716,3 +716,82 @@ fn instance_positions_over_io_pos_are_written_and_gaps_are_zero() {
     let back = interp::decode(&s, &out).unwrap();
     assert!(interp::compare(&v, &back).is_ok());
 }
+
+#[test]
+fn a_processed_switch_reads_and_writes_its_case_in_the_processed_bytes() {
+    let s = schema(
+        "meta:\n  id: psw\nseq:\n  - id: kind\n    type: u1\n  - id: body\n    size: 3\n    process: xor(0x0f)\n    type:\n      switch-on: kind\n      cases:\n        1: one\n        2: two\ntypes:\n  one:\n    seq:\n      - id: a\n        type: u1\n      - id: rest\n        size: 2\n  two:\n    seq:\n      - id: b\n        type: u1\n",
+    );
+    let bytes = [1, 0x0e, 0x0d, 0x0c];
+    let v = interp::decode(&s, &bytes).unwrap();
+    let Some(DynValue::Struct(body)) = v.get("body") else {
+        panic!("{v:?}")
+    };
+    assert_eq!(body.get("a"), Some(&DynValue::Int(1)));
+    assert_eq!(body.get("rest"), Some(&DynValue::Bytes(vec![2, 3])));
+    round_trip(&s, &bytes);
+    // A case that leaves bytes of the processed substream unread is read all the same.
+    let v = interp::decode(&s, &[2, 0x0e, 0x0d, 0x0c]).unwrap();
+    let Some(DynValue::Struct(body)) = v.get("body") else {
+        panic!("{v:?}")
+    };
+    assert_eq!(body.get("b"), Some(&DynValue::Int(1)));
+}
+
+#[test]
+fn zlib_with_a_terminator_is_read_and_written() {
+    let s = schema(
+        "meta:\n  id: zt\nseq:\n  - id: packed\n    terminator: 0xff\n    process: zlib\n    type: inner\n  - id: after\n    type: u1\ntypes:\n  inner:\n    seq:\n      - id: text\n        size-eos: true\n        type: str\n        encoding: ASCII\n",
+    );
+    let packed = statepack_runtime::zlib::deflate(b"hello hello hello", 6);
+    assert!(
+        !packed.contains(&0xff),
+        "pick a text whose stream has no 0xff"
+    );
+    let mut bytes = packed.clone();
+    bytes.extend([0xff, 7]);
+    let v = interp::decode(&s, &bytes).unwrap();
+    let Some(DynValue::Struct(inner)) = v.get("packed") else {
+        panic!("{v:?}")
+    };
+    assert_eq!(
+        inner.get("text"),
+        Some(&DynValue::Str("hello hello hello".into()))
+    );
+    assert_eq!(v.get("after"), Some(&DynValue::Int(7)));
+    // Written at level 6, as this stream was: the same bytes.
+    round_trip(&s, &bytes);
+}
+
+#[test]
+fn the_root_type_again_at_a_position_is_read_level_by_level() {
+    // The root type held again at a fixed position, named only by a value instance: each
+    // level reads the next, and the chain ends as that level's error once instances nest
+    // three deep at one offset.
+    let s = schema(
+        "meta:\n  id: top\nseq:\n  - id: code\n    type: u1\ninstances:\n  again:\n    pos: 1\n    type: top\n  again_cast:\n    value: again.as<top>\n",
+    );
+    let v = interp::decode(&s, &[0x50, 0x41]).unwrap();
+    let Some(DynValue::Struct(again)) = v.get("again") else {
+        panic!("{v:?}")
+    };
+    assert_eq!(again.get("code"), Some(&DynValue::Int(0x41)));
+    let Some(DynValue::Struct(cast)) = v.get("again_cast") else {
+        panic!("{v:?}")
+    };
+    assert_eq!(cast.get("code"), Some(&DynValue::Int(0x41)));
+    let mut level = again.clone();
+    let mut depth = 1;
+    while let Some(DynValue::Struct(next)) = level.get("again") {
+        level = next.clone();
+        depth += 1;
+    }
+    assert_eq!(depth, 3);
+    let e = level.error_of("again").expect("the deepest level's error");
+    assert!(
+        e.to_string()
+            .contains("nest more than 3 deep at byte offset 1"),
+        "{e}"
+    );
+    round_trip(&s, &[0x50, 0x41]);
+}

@@ -188,3 +188,45 @@ fn a_path_to_an_instance_whose_position_is_read_later_is_still_refused() {
     let shown = statepack_codegen::render(&e);
     assert!(shown.contains("is read after `entries`"), "{shown}");
 }
+
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/lazy_self.rs"]
+mod lazy_self;
+
+#[test]
+fn the_root_type_again_at_a_position_is_read_one_level_per_access() {
+    use lazy_self::LazySelf;
+    let b = [0x50u8, 0x41];
+    let v = LazySelf::decode(&b).unwrap();
+    // Named only by a value instance, the instance is read when that is computed.
+    assert!(!v.again.is_read());
+    assert_eq!(v.again_code().unwrap(), 0x41);
+    assert!(v.again.is_read());
+    let again = v.again.get().unwrap();
+    assert_eq!(again.code, 0x41);
+    assert!(!again.again.is_read());
+    // Each access reads one level more; the chain ends as an error once instances nest three
+    // deep at one offset.
+    let mut level = again;
+    let mut depth = 1;
+    let e = loop {
+        match level.again.get() {
+            Ok(next) => {
+                level = next;
+                depth += 1;
+            }
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(depth, 3);
+    assert!(
+        e.to_string()
+            .contains("nest more than 3 deep at byte offset 1"),
+        "{e}"
+    );
+    assert!(level.again_code().is_err());
+    // The dynamic view shows it; decode then encode is byte-identical.
+    assert!(matches!(v.member("again"), Some(Value::Struct(_))));
+    assert_eq!(v.encode().unwrap(), b);
+}

@@ -948,6 +948,9 @@ pub struct ByteReader<'a, T: Tracer = NoTrace> {
     pub(crate) start: usize,
     /// Positional instances being read, innermost last (see `crate::positional`).
     pub(crate) inst_depth: u32,
+    /// Where the innermost positional instance being read started (absolute; `usize::MAX`
+    /// for none), and how many enclosing ones in a row started there too.
+    pub(crate) inst_at: (usize, u8),
     /// The furthest byte any positional instance read reached (absolute).
     pub(crate) pos_hi: usize,
     /// Nesting of recursive types entered ([`ByteReader::enter_recursion`]).
@@ -1007,6 +1010,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             nbits: 0,
             start: 0,
             inst_depth: 0,
+            inst_at: (usize::MAX, 0),
             pos_hi: 0,
             depth: 0,
             inst_reads: 0,

@@ -39,6 +39,7 @@ pub struct LazyAt {
     end: usize,
     pos: usize,
     depth: u32,
+    at: (usize, u8),
     processed: ProcessedShare,
 }
 
@@ -68,6 +69,7 @@ impl<'a, T: crate::io::Tracer> ByteReader<'a, T> {
             end: self.end,
             pos: self.pos,
             depth: self.inst_depth,
+            at: self.inst_at,
             processed: self.processed_share(),
         }
     }
@@ -84,6 +86,7 @@ impl LazyAt {
         r.pos = self.pos;
         r.set_end(self.end);
         r.inst_depth = self.depth;
+        r.inst_at = self.at;
         r.inst_reads = self.input.reads.load(Ordering::Relaxed);
         r.inst_bytes = self.input.read_bytes.load(Ordering::Relaxed);
         r.lazy_input = Some(self.input.clone());

@@ -10,6 +10,14 @@
 /// hostile data ends with an error rather than a stack overflow.
 pub const MAX_INSTANCE_DEPTH: u32 = 64;
 
+/// How many positional instances may nest in a row at one byte offset (an instance at the
+/// offset where the instance holding it started, and so on). Such a chain reads the same
+/// bytes as the same thing over and over (the root type held again at a fixed position, read
+/// on first use); the next one is refused as `Semantic`, long before
+/// [`MAX_INSTANCE_DEPTH`], so that a value instance naming the chain's instance does not
+/// double what a walk of the value visits at each of 64 levels.
+pub const MAX_SAME_OFFSET: u8 = 3;
+
 /// How many positional instances one decode may read: 1 024 plus 16 per input byte. Instances
 /// that point back at each other through two or more members would otherwise be read an
 /// exponential number of times within [`MAX_INSTANCE_DEPTH`]; past the budget the reader

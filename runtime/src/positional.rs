@@ -13,8 +13,9 @@
 //! root's `seq` (kept by the root type) lie under the instances, and the output grows where an
 //! instance goes on past its end.
 //!
-//! Reading is bounded: instances nest at most [`MAX_INSTANCE_DEPTH`] deep and one decode reads
-//! at most [`instance_budget`] of them.
+//! Reading is bounded: instances nest at most [`MAX_INSTANCE_DEPTH`] deep (at most
+//! [`MAX_SAME_OFFSET`] in a row at one byte offset) and one decode reads at most
+//! [`instance_budget`] of them.
 
 use crate::io::{
     AlignedSlot, ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError,
@@ -22,7 +23,7 @@ use crate::io::{
 };
 
 pub use crate::limits::{
-    instance_budget, instance_bytes_budget, processed_budget, MAX_INSTANCE_DEPTH,
+    instance_budget, instance_bytes_budget, processed_budget, MAX_INSTANCE_DEPTH, MAX_SAME_OFFSET,
 };
 
 /// A reader's share of its file's processed-bytes budget ([`processed_budget`]), handed to
@@ -39,6 +40,8 @@ pub struct ProcessedShare {
 pub struct Saved {
     /// Where the instance started (absolute), to count the bytes it read.
     at: usize,
+    /// The reader's `inst_at` before the instance.
+    inst_at: (usize, u8),
     pos: usize,
     start: usize,
     end: usize,
@@ -165,6 +168,22 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
                 )),
             ));
         }
+        // The same position as the instances enclosing it, again and again: a read of the
+        // same bytes as the same thing (the root type held again at a fixed position), which
+        // would nest to the depth limit with nothing new.
+        let same = if self.inst_at.0 == at {
+            self.inst_at.1.saturating_add(1)
+        } else {
+            0
+        };
+        if same >= MAX_SAME_OFFSET {
+            return Err(DecodeError::new(
+                at as u64,
+                DecodeErrorKind::Semantic(format!(
+                    "positional instances nest more than {MAX_SAME_OFFSET} deep at byte offset {at} (does one point back at itself?)"
+                )),
+            ));
+        }
         if self.inst_bytes > instance_bytes_budget(self.buf.len()) {
             return Err(DecodeError::new(
                 at as u64,
@@ -189,6 +208,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
         self.inst_depth += 1;
         let saved = Saved {
             at,
+            inst_at: std::mem::replace(&mut self.inst_at, (at, same)),
             pos: self.pos,
             start: self.start,
             end: self.end,
@@ -263,6 +283,7 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             .inst_bytes
             .saturating_add(self.pos.saturating_sub(saved.at) as u64);
         self.inst_depth = self.inst_depth.saturating_sub(1);
+        self.inst_at = saved.inst_at;
         self.pos = saved.pos;
         self.start = saved.start;
         self.set_end(saved.end);
@@ -986,11 +1007,16 @@ impl ByteWriter {
     /// Errors: `Semantic` naming both instances (or the instance and the fields written in
     /// sequence) and the byte offset where they disagree, or the instance that starts after
     /// the end of the output.
+    ///
+    /// In the writer of a positional instance placed after the output's first byte (the root
+    /// type held again at a position, [`ByteWriter::instance_writer`]), nothing is laid out:
+    /// its queued instances, at positions of the whole stream, go with it to the writer it is
+    /// placed in ([`ByteWriter::place`]), which lays them out.
     pub fn lay_out_positional(&mut self, kept: &[u8]) -> Result<(), EncodeError> {
         self.align_to_byte();
         let seq_end = self.buf.len();
         self.buf.extend_from_slice(kept);
-        if self.placed.is_empty() {
+        if self.placed.is_empty() || self.origin != 0 {
             return Ok(());
         }
         let (trailers, mut placed): (Vec<_>, Vec<_>) = std::mem::take(&mut self.placed)

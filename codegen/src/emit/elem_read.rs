@@ -532,6 +532,9 @@ impl Emitter<'_> {
                 let FieldKind::Switch { size, .. } = &f.kind else {
                     return None;
                 };
+                if f.process.is_some() {
+                    return self.proc_switch_read(f, scope, &en, inner);
+                }
                 match size {
                     None => inner,
                     Some(sz) => {

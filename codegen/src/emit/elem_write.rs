@@ -415,6 +415,10 @@ impl Emitter<'_> {
                 } else {
                     quote!()
                 };
+                if f.process.is_some() {
+                    let arms = quote!(match __v { #(#arms)* #no_case_arm });
+                    return self.proc_switch_write(f, scope, sw_decl, arms);
+                }
                 let size_check = match &f.kind {
                     FieldKind::Switch { size: Some(sz), .. } => {
                         let sz = sz.clone();

@@ -144,8 +144,8 @@ impl Emitter<'_> {
     }
 
     /// The Rust enum of switch field `f`'s cases (named by `crate::resolve`).
-    pub(super) fn switch_enum_name(_t: &TypeDef, f: &Field) -> proc_macro2::Ident {
-        crate::names::type_ident(&f.switch_enum)
+    pub(super) fn switch_enum_name(t: &TypeDef, f: &Field) -> proc_macro2::Ident {
+        crate::names::type_ident(&crate::shape::switch_enum_owner(t, f).switch_enum)
     }
 
     /// Switch variants: (variant ident, type name, case keys).
@@ -176,11 +176,22 @@ impl Emitter<'_> {
         let FieldKind::Switch { on, default, .. } = &f.kind else {
             return quote!();
         };
+        let also: String = t
+            .fields
+            .iter()
+            .filter(|g| g.id != f.id && crate::shape::switch_enum_owner(t, g).id == f.id)
+            .map(|g| {
+                format!(
+                    " Also the body of `{}.{}`, which has the same cases.",
+                    t.name, g.id
+                )
+            })
+            .collect();
         let doc = self.doc_for(
             None,
             f.pos,
             &format!(
-                "The body of `{}.{}`, selected by `{}`.",
+                "The body of `{}.{}`, selected by `{}`.{also}",
                 t.name, f.id, on.src
             ),
         );

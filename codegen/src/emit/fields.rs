@@ -332,7 +332,10 @@ impl Emitter<'_> {
             is_contents,
             ..
         } = *fc;
-        if let FieldKind::Switch { .. } = &f.kind {
+        // Switch fields of the same cases share the first one's enum.
+        if matches!(f.kind, FieldKind::Switch { .. })
+            && crate::shape::switch_enum_owner(t, f).id == f.id
+        {
             extra_items.push(self.emit_switch_enum(t, f));
         }
 

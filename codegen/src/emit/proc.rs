@@ -130,6 +130,130 @@ impl Emitter<'_> {
 }
 
 impl Emitter<'_> {
+    /// Reads a processed switch (`size` and `process` on a `switch-on` of types): the sized
+    /// stored bytes are taken and kept, processed (charged to the file's processed-bytes
+    /// budget), and `inner` (the switch's read at `__r`) runs on a reader of the processed
+    /// bytes; what the selected case leaves unread is kept in it (Kaitai's rules), or is an
+    /// error for a strict field.
+    pub(super) fn proc_switch_read(
+        &mut self,
+        f: &Field,
+        scope: &Scope,
+        en: &proc_macro2::Ident,
+        inner: TokenStream,
+    ) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        let FieldKind::Switch {
+            size: Some(size), ..
+        } = &f.kind
+        else {
+            return None;
+        };
+        let take = match self.size_value(size, scope, &kp)? {
+            Some(n) => quote!(__r.take_sized(#n)),
+            None => quote!(Ok::<_, __io::DecodeError>(__r.take_rest())),
+        };
+        let (setup, proc_) = self.processor(f, scope)?;
+        let unfn_within = if matches!(f.process, Some(Process::Custom { .. })) {
+            quote!(::statepack_runtime::process::unprocess_custom_within)
+        } else {
+            quote!(__io::unprocess_within)
+        };
+        let stored = temp_for("stored", &f.id);
+        let keep = if matches!(f.repeat, Repeat::None) {
+            quote!(#stored = ::std::option::Option::Some(__s.to_vec());)
+        } else {
+            quote!(#stored.push(__s.to_vec());)
+        };
+        let finish = if f.strict {
+            quote!(__r.finish()?;)
+        } else {
+            let stores = self.switch_variants(f).into_iter().map(|(vi, _, _)| {
+                quote!(#en::#vi(__x) => { __x.__unread_pad = __pad; __x.__unread = __rest.to_vec(); })
+            });
+            let no_case = if has_no_case(f) {
+                quote!(#en::NoCase(_) => {})
+            } else {
+                quote!()
+            };
+            quote! {
+                let __pad = __r.align_to_byte_keep();
+                let __rest = __r.take_rest();
+                match &mut __v { #(#stores)* #no_case }
+            }
+        };
+        Some(quote! {{
+            let __at = __r.offset();
+            match #take {
+                Ok(__s) => {
+                    #setup
+                    #keep
+                    #unfn_within(#proc_, __s, __at, __r.processed_room()).and_then(|__d| {
+                        __r.charge_processed(__d.len(), __at)?;
+                        let mut __sub = __io::ByteReader::new(&__d).sharing(__r.processed_share());
+                        let __v = {
+                            let __r = &mut __sub;
+                            #[allow(unused_mut)]
+                            let mut __v = #inner?;
+                            #finish
+                            __v
+                        };
+                        __r.add_processed(__sub.processed_used());
+                        Ok(__v)
+                    })
+                }
+                Err(e) => Err(e),
+            }
+        }})
+    }
+
+    /// Writes a processed switch: `arms` (the switch's write of `__v` to `__w`, after
+    /// `sw_decl` binds the switch value) into a writer of its own, the bytes processed (the
+    /// kept stored bytes while they still give the value), checked against the size and
+    /// written.
+    pub(super) fn proc_switch_write(
+        &mut self,
+        f: &Field,
+        scope: &Scope,
+        sw_decl: TokenStream,
+        arms: TokenStream,
+    ) -> Option<TokenStream> {
+        let kp = f.key_path.clone();
+        let FieldKind::Switch {
+            size: Some(size), ..
+        } = &f.kind
+        else {
+            return None;
+        };
+        let (setup, proc_) = self.processor(f, scope)?;
+        let (_, refn, re_fallible) = Self::process_fns(f);
+        let re_q = if re_fallible { quote!(?) } else { quote!() };
+        let stored = temp_for("stored", &f.id);
+        let kept = if matches!(f.repeat, Repeat::None) {
+            quote!(self.#stored.as_deref())
+        } else {
+            quote!(self.#stored.get(__i).map(|__t| __t.as_slice()))
+        };
+        let check = self.size_check(f, size, scope, &kp, quote!(__s.len()))?;
+        let process = quote! {
+            #setup
+            #refn(#proc_, __d, #kept)#re_q
+        };
+        let process = block_value(self.proc_args_after(f, size, scope, &kp, process)?);
+        Some(quote!({
+            #sw_decl
+            let mut __pw = __io::ByteWriter::new();
+            {
+                let __w = &mut __pw;
+                #arms
+            }
+            let __d: &[u8] = &__pw.into_stream_bytes(__w)?;
+            let __s = #process;
+            #check
+            __w.write_bytes(&__s);
+        }))
+    }
+
     /// For a processed field whose size the writer derives ([`Derived::Stored`]), the writer's
     /// statements (run before anything is written, once the fields the processor's arguments
     /// use are bound) that produce its stored bytes into `__produced_<field>` and bind the

@@ -1,9 +1,10 @@
 //! `process` on a field that also has a terminator or `pad-right` (Kaitai Struct's order):
 //! on read, the sized bytes are cut at the terminator and stripped of padding first, and what
 //! remains is processed; on write, the value is processed back and then terminated and padded
-//! to the size. Only the byte-for-byte processors (`xor`, `rol`, `ror`) are allowed here:
-//! they are their own inverse, so the written bytes are the read ones whenever the value is
-//! unchanged (the terminator and padding as read are kept, as for any terminated field).
+//! to the size. The terminator and padding as read are kept, as for any terminated field, but
+//! not the stored bytes: they are the value processed anew, which for the byte-for-byte
+//! processors (`xor`, `rol`, `ror`) are the bytes read whenever the value is unchanged, and
+//! for `zlib` or a processor written in Rust are what that processor produces.
 
 use super::{temp_for, term_tokens, type_ident, Emitter, Scope};
 use crate::ir::*;
@@ -34,12 +35,19 @@ impl Emitter<'_> {
         let n = self.term_size(size, scope, &kp)?;
         let term = term_tokens(f.term.as_ref()?);
         let (setup, proc_) = self.processor(f, scope)?;
+        let unfn_within = if matches!(f.process, Some(Process::Custom { .. })) {
+            quote!(::statepack_runtime::process::unprocess_custom_within)
+        } else {
+            quote!(__io::unprocess_within)
+        };
         let tail = temp_for("tail", &f.id);
         let keep = if matches!(f.repeat, Repeat::None) {
             quote!(#tail = ::std::option::Option::Some(__tl.to_vec());)
         } else {
             quote!(#tail.push(__tl.to_vec());)
         };
+        // The processed bytes count against the file's processed-bytes budget, which the
+        // reader of a user type's bytes shares.
         let value = match &f.kind {
             FieldKind::User { name, .. } => {
                 let ti = type_ident(name);
@@ -52,12 +60,16 @@ impl Emitter<'_> {
                 } else {
                     quote!(__sub.finish().map(|_| __v))
                 };
+                let args = self.param_args(f, name, scope, &kp)?;
                 let read = quote! {
-                    __io::unprocess(#proc_, __val, __at).and_then(|__d| {
-                        let mut __sub = __io::ByteReader::new(&__d);
+                    #unfn_within(#proc_, __val, __at, __r.processed_room()).and_then(|__d| {
+                        __r.charge_processed(__d.len(), __at)?;
+                        let mut __sub = __io::ByteReader::new(&__d).sharing(__r.processed_share());
                         #[allow(unused_mut)]
-                        let mut __v = #ti::read_from(&mut __sub)?;
-                        #finish
+                        let mut __v = #ti::read_from(&mut __sub #(, #args)*)?;
+                        let __res = #finish;
+                        __r.add_processed(__sub.processed_used());
+                        __res
                     })
                 };
                 if f.boxed {
@@ -66,7 +78,8 @@ impl Emitter<'_> {
                     read
                 }
             }
-            _ => quote!(__io::unprocess(#proc_, __val, __at)),
+            _ => quote!(#unfn_within(#proc_, __val, __at, __r.processed_room())
+                .and_then(|__d| __r.charge_processed(__d.len(), __at).map(|()| __d))),
         };
         Some(quote! {{
             let __at = __r.offset();
@@ -102,10 +115,12 @@ impl Emitter<'_> {
             quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
         };
         let value = self.bytes_to_process(f, scope, &kp)?;
+        let (_, refn, fallible) = Self::process_fns(f);
+        let re_q = if fallible { quote!(?) } else { quote!() };
         Some(quote!({
             #setup
             #value
-            let __s = __io::reprocess(#proc_, __d, ::std::option::Option::None);
+            let __s = #refn(#proc_, __d, ::std::option::Option::None)#re_q;
             __w.write_terminated(&__s, #tail, #n, #term)?;
         }))
     }

@@ -16,7 +16,7 @@ impl Emitter<'_> {
             .vars
             .iter()
             .map(|(n, _)| n.clone())
-            .filter(|n| !derived.contains_key(n))
+            .filter(|n| !derived.contains_key(n) && !self.cur_lazy.contains(n))
             .collect();
         let reserved = [
             "read_from",
@@ -127,6 +127,21 @@ impl Emitter<'_> {
                         quote!(__rf::Value::List(__x.iter().map(|__e| #item).collect())),
                     )
                 }
+                Ty::Switch(owner, fid) => {
+                    // The body of a switch field (or of one of two with the same cases, `c ?
+                    // a : b`): borrowed, shown as the case it holds.
+                    let en = self
+                        .s
+                        .type_def(owner)
+                        .and_then(|o| o.fields.iter().find(|g| &g.id == fid).map(|g| (o, g)))
+                        .map(|(o, g)| Self::switch_enum_name(o, g));
+                    let Some(en) = en else { continue };
+                    (
+                        quote!(&#en),
+                        quote!(::std::convert::identity::<&#en>(#ts)),
+                        quote!(__rf::ToValue::to_value(__x)),
+                    )
+                }
                 Ty::List(e) if matches!(**e, Ty::User(_)) => {
                     // A list of user-type values: borrowed from the fields it comes from.
                     let tn = match &**e {
@@ -155,6 +170,12 @@ impl Emitter<'_> {
                     continue;
                 }
             };
+            // The lazy positional instances it names are read now if they have not been; a
+            // failed read is the instance's failure.
+            let lazy_binds = self.lazy_binds(t, inst);
+            if !lazy_binds.is_empty() {
+                self.fallible.set(true);
+            }
             let mi = field_ident(&inst.id);
             // An instance that is a param or field as it is: its member.
             let text = body.to_string();
@@ -206,6 +227,7 @@ impl Emitter<'_> {
                 #[allow(unused_variables, clippy::redundant_locals, clippy::needless_borrow)]
                 pub fn #mi(&self) -> #rty {
                     #(#binds)*
+                    #(#lazy_binds)*
                     #body
                 }
             });
@@ -214,6 +236,36 @@ impl Emitter<'_> {
         }
         self.in_method.set(false);
         Some((methods, members))
+    }
+
+    /// The locals binding the lazy positional instances of `t` that value instance `inst`
+    /// names, each read on first use (`Lazy::get`); a read that fails returns its error as
+    /// the method's `ExprError`.
+    fn lazy_binds(&self, t: &TypeDef, inst: &Instance) -> Vec<TokenStream> {
+        let mut used = HashSet::new();
+        crate::instances::names(&inst.value.expr, &mut used);
+        if let Some(c) = &inst.cond {
+            crate::instances::names(&c.expr, &mut used);
+        }
+        t.fields
+            .iter()
+            .filter(|f| self.is_lazy(f) && used.contains(&f.id))
+            .map(|f| {
+                let id = field_ident(&f.id);
+                let get = quote! {
+                    match self.#id.get() {
+                        ::std::result::Result::Ok(__x) => __x,
+                        ::std::result::Result::Err(__e) => {
+                            return ::std::result::Result::Err(__io::ExprError(__e.to_string()))
+                        }
+                    }
+                };
+                match self.field_ty(f) {
+                    Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool => quote!(let #id = *#get;),
+                    _ => quote!(let #id = #get;),
+                }
+            })
+            .collect()
     }
 
     /// The locals a method of `t` starts with (`let x = self.x;` for every param and field,
@@ -249,9 +301,12 @@ impl Emitter<'_> {
                 let v = reflect::derived_value(t, d);
                 binds.push(quote!(let #id: i128 = #v;));
                 scope.vars.push((f.id.clone(), Ty::Int));
-            } else if matches!(f.kind, FieldKind::Contents(_)) || self.is_lazy(f) {
-                // A lazy positional instance is one no expression names.
+            } else if matches!(f.kind, FieldKind::Contents(_)) {
                 continue;
+            } else if self.is_lazy(f) {
+                // Named only by value instances, each of which reads it on first use
+                // (`lazy_binds`).
+                scope.vars.push((f.id.clone(), self.field_ty(f)));
             } else {
                 let ty = self.field_ty(f);
                 binds.push(match ty {

@@ -1300,6 +1300,20 @@ impl<'s> Interp<'s> {
                 };
                 Ok(DynValue::Struct(Arc::new(v)))
             }
+            FieldKind::Switch {
+                size: Some(size), ..
+            } if f.process.is_some() => {
+                // The selected case reads the processed bytes, a stream of their own.
+                let stored = self.take(r, frame, size, index)?;
+                let data = self.unprocess(r, frame, f, stored, at, index)?;
+                let mut sub = ByteReader::new(&data).sharing(r.processed_share());
+                let v = self.read_switch(&mut sub, frame, f, index, true)?;
+                if f.strict {
+                    sub.finish()?;
+                }
+                r.add_processed(sub.processed_used());
+                Ok(v)
+            }
             FieldKind::Switch { size, .. } => match size {
                 None => self.read_switch(r, frame, f, index, false),
                 Some(s) => {

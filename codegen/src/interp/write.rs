@@ -590,11 +590,6 @@ fn write_field(
         }
         return Ok(DynValue::Int(i128::from(v)));
     }
-    if f.process.is_some() && f.term.is_some() {
-        return Err(format!(
-            "{fp}: `process` together with a terminator is not written by encode"
-        ));
-    }
     match &f.repeat {
         Repeat::None => write_elem(s, w, frame, f, g, fp, None, depth, room),
         _ => {
@@ -767,6 +762,11 @@ fn write_elem(
             _ => Ok(None),
         }
     };
+    if f.process.is_some()
+        && (f.term.is_some() || matches!(f.kind, FieldKind::Switch { size: Some(_), .. }))
+    {
+        return write_processed(s, w, frame, f, g, fp, index, depth, room);
+    }
     match &f.kind {
         FieldKind::Int { .. } | FieldKind::Float { .. } | FieldKind::Bits { .. } => {
             write_number(s, w, frame, f, g, fp)
@@ -817,33 +817,7 @@ fn write_elem(
             let data = inner
                 .into_stream_bytes(w)
                 .map_err(|e| format!("{fp}: {e}"))?;
-            let key: Vec<u8>;
-            // Processor arguments are evaluated after the stored bytes, as on read (`xor`,
-            // `rol` and `ror` store as many bytes as they are given).
-            let sc = Scope {
-                io: io_here(w, data.len()),
-                elem: None,
-                index: index.map(|i| i as i128),
-                ..Scope::plain(s, frame, None)
-            };
-            let ev_int =
-                |e: &SrcExpr| eval_int(e, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
-            let p = match &f.process {
-                Some(Process::Zlib) => Processor::Zlib,
-                Some(Process::Xor(ProcArg::Bytes(b))) => Processor::Xor(b),
-                Some(Process::Xor(ProcArg::Expr(e))) => {
-                    key = match eval(e, &sc).map_err(|m| format!("{fp}: {m}"))?.into_owned() {
-                        DynValue::Int(i) => vec![i as u8],
-                        DynValue::Bytes(b) => b,
-                        other => return Err(format!("{fp}: xor key is {}", other.kind())),
-                    };
-                    Processor::Xor(&key)
-                }
-                Some(Process::Rol(e)) => Processor::Rol(ev_int(e)?),
-                Some(Process::Ror(e)) => Processor::Ror(ev_int(e)?),
-                _ => return Err(format!("{fp}: this `process` is not written by encode")),
-            };
-            let stored = statepack_runtime::io::reprocess(p, &data, None);
+            let stored = reprocessed(s, w, frame, f, &data, index, fp)?;
             if let Some(n) = size_of(Some(size))? {
                 if stored.len() != n {
                     return Err(format!(
@@ -960,6 +934,107 @@ fn write_elem(
             Ok(DynValue::Struct(Arc::new(v)))
         }
     }
+}
+
+/// The stored bytes of processed field `f` for its value's bytes `data`, the processor's
+/// arguments evaluated with `_io.pos` just after the stored bytes (as on read; `xor`, `rol`
+/// and `ror` store as many bytes as they are given). Errors: a processor written in Rust,
+/// which the interpreter cannot run; an argument that does not evaluate.
+fn reprocessed(
+    s: &Trees<'_>,
+    w: &ByteWriter,
+    frame: &Frame<'_>,
+    f: &Field,
+    data: &[u8],
+    index: Option<usize>,
+    fp: &str,
+) -> W<Vec<u8>> {
+    let key: Vec<u8>;
+    let sc = Scope {
+        io: io_here(w, data.len()),
+        elem: None,
+        index: index.map(|i| i as i128),
+        ..Scope::plain(s, frame, None)
+    };
+    let ev_int = |e: &SrcExpr| eval_int(e, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
+    let p = match &f.process {
+        Some(Process::Zlib) => Processor::Zlib,
+        Some(Process::Xor(ProcArg::Bytes(b))) => Processor::Xor(b),
+        Some(Process::Xor(ProcArg::Expr(e))) => {
+            key = match eval(e, &sc).map_err(|m| format!("{fp}: {m}"))?.into_owned() {
+                DynValue::Int(i) => vec![i as u8],
+                DynValue::Bytes(b) => b,
+                other => return Err(format!("{fp}: xor key is {}", other.kind())),
+            };
+            Processor::Xor(&key)
+        }
+        Some(Process::Rol(e)) => Processor::Rol(ev_int(e)?),
+        Some(Process::Ror(e)) => Processor::Ror(ev_int(e)?),
+        _ => return Err(format!("{fp}: this `process` is not written by encode")),
+    };
+    Ok(statepack_runtime::io::reprocess(p, data, None).into_owned())
+}
+
+/// Writes one element of a processed field with a terminator (bytes or a user type) or of a
+/// processed switch with a size: the value written on its own, without its terminator or
+/// size, processed ([`reprocessed`]), and the stored bytes then terminated and padded, or
+/// checked against the size.
+#[allow(clippy::too_many_arguments)]
+fn write_processed(
+    s: &Trees<'_>,
+    w: &mut ByteWriter,
+    frame: &Frame<'_>,
+    f: &Field,
+    g: &Given,
+    fp: &str,
+    index: Option<usize>,
+    depth: usize,
+    room: Option<usize>,
+) -> W<DynValue> {
+    let mut bare = f.clone();
+    bare.process = None;
+    bare.term = None;
+    let size = match &mut bare.kind {
+        FieldKind::Bytes(sz) => Some(std::mem::replace(sz, Size::Eos)),
+        FieldKind::User { size, .. } | FieldKind::Switch { size, .. } => size.take(),
+        _ => return Err(format!("{fp}: this `process` is not written by encode")),
+    };
+    let mut inner = ByteWriter::new();
+    let v = write_elem(s, &mut inner, frame, &bare, g, fp, index, depth, None)?;
+    inner.align_to_byte();
+    let data = inner
+        .into_stream_bytes(w)
+        .map_err(|e| format!("{fp}: {e}"))?;
+    let stored = reprocessed(s, w, frame, f, &data, index, fp)?;
+    let sc = Scope {
+        io: io_here(w, 0),
+        elem: None,
+        index: index.map(|i| i as i128),
+        ..Scope::plain(s, frame, None)
+    };
+    let n = match &size {
+        Some(Size::Expr(e)) if !uses_io_size(e) => {
+            let n = eval_int(e, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src))?;
+            Some(usize::try_from(n).map_err(|_| format!("{fp}: size {n} is negative"))?)
+        }
+        _ => None,
+    };
+    if f.term.is_some() {
+        let mut term_only = f.clone();
+        term_only.process = None;
+        put_sized(w, &term_only, &stored, n, room, fp)?;
+    } else {
+        if let Some(n) = n {
+            if stored.len() != n {
+                return Err(format!(
+                    "{fp}: the processed value takes {} byte(s) but the size is {n}",
+                    stored.len()
+                ));
+            }
+        }
+        w.write_bytes(&stored);
+    }
+    Ok(v)
 }
 
 /// Writes one element of an integer, float or bit field from `g`, as `write_elem`.

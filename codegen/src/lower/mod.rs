@@ -1308,30 +1308,32 @@ impl<'a> Lower<'a> {
     ) -> Option<()> {
         let get = |name: &str| m.iter().find(|(k, _)| k.text == name).map(|(_, v)| v);
         if process.is_some() {
-            // With a terminator or padding, only processors that map byte to byte (see
-            // `emit/proc_term.rs`): a field keeps its terminator and padding as read, not also
-            // its stored bytes, which zlib would need to write back the same bytes.
-            let bytewise = matches!(
-                process,
-                Some(Process::Xor(_) | Process::Rol(_) | Process::Ror(_))
-            );
+            // With a terminator or padding, the bytes before the terminator are processed
+            // (see `emit/proc_term.rs`); a switch of user types is processed with a size.
             let ok = matches!(
                 (kind, repeat),
                 (
                     FieldKind::Bytes(Size::Expr(_) | Size::Eos | Size::Terminator),
                     _
                 ) | (FieldKind::User { .. }, _)
-            ) && (terminated && bytewise
+            ) && (terminated
+                || !matches!(
+                    kind,
+                    FieldKind::Bytes(Size::Terminator) | FieldKind::User { size: None, .. }
+                ))
                 || !terminated
-                    && !matches!(
+                    && matches!(
                         kind,
-                        FieldKind::Bytes(Size::Terminator) | FieldKind::User { size: None, .. }
-                    ));
+                        FieldKind::Switch {
+                            size: Some(Size::Expr(_) | Size::Eos),
+                            ..
+                        }
+                    );
             if !ok {
                 self.err(
                     get("process").map_or(node.pos, |v| v.pos),
                     &format!("{fp}.process"),
-                    "`process` applies to raw bytes or a user type with a `size` (or `size-eos`); with a terminator or `pad-right`, only `xor`, `rol` and `ror`",
+                    "`process` applies to raw bytes, a user type or a switch of types with a `size` (or `size-eos`), or bytes or a user type with a terminator",
                     "give the field a `size`, or move `process` to the field that holds the bytes",
                 );
                 return None;

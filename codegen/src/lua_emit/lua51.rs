@@ -385,6 +385,9 @@ impl<'a> Emitter<'a> {
         r: &'a str,
         index: Option<&'a str>,
     ) -> R<String> {
+        if f.term.is_some() && matches!(f.process, Some(Process::Zlib)) {
+            return Err("`process: zlib` on a terminated field".into());
+        }
         Ok(match &f.process {
             None => String::new(),
             Some(Process::Zlib) => format!("{var} = S.inflate({r}, {var}, {at}, {fname})"),

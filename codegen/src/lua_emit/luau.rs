@@ -1551,6 +1551,9 @@ impl<'a> Emitter<'a> {
         index: Option<&'a str>,
         write: bool,
     ) -> R<String> {
+        if f.term.is_some() && matches!(f.process, Some(Process::Zlib)) {
+            return Err("`process: zlib` on a terminated field".into());
+        }
         Ok(match &f.process {
             None | Some(Process::Zlib) => String::new(),
             Some(Process::Xor(ProcArg::Bytes(b))) => {
@@ -2299,6 +2302,9 @@ impl<'a> Emitter<'a> {
         else {
             return Err("not a switch".into());
         };
+        if f.process.is_some() {
+            return Err("`process` on a switch of types".into());
+        }
         let i0 = ind(d);
         let mut o = String::new();
         let sel = self.wex(t, on, None, index)?;

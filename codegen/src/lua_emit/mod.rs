@@ -79,6 +79,22 @@ pub fn generate(
     target: Target,
 ) -> Result<String, Vec<Diag>> {
     let schema = crate::load_checked(text, file, path, include_paths)?;
+    // The Lua readers read a positional instance with its type, so a type that contains
+    // itself through one (read on first use by the Rust reader) would never end.
+    let (_, cycles) = crate::sizes::min_lens(&schema);
+    if let Some((name, pos)) = cycles.first() {
+        let t = match target {
+            Target::Luau => "luau",
+            Target::Lua51(_) => "lua51",
+        };
+        return Err(vec![Diag::new(
+            &schema.file,
+            *pos,
+            &format!("types.{name}"),
+            format!("--target {t}: type `{name}` contains itself through a positional instance, which the Lua readers read with their type"),
+            "read the file with the Rust reader, or break the cycle with `if`",
+        )]);
+    }
     match target {
         Target::Luau => luau::emit(&schema),
         Target::Lua51(opts) => lua51::emit(&schema, opts),

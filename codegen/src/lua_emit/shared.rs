@@ -666,6 +666,9 @@ pub(super) trait Backend<'a>: std::ops::DerefMut<Target = Core<'a>> {
         else {
             return Err("not a switch".into());
         };
+        if f.process.is_some() {
+            return Err("`process` on a switch of types".into());
+        }
         let i0 = ind(d);
         let mut o = String::new();
         let (sel, sel_kind) = self.ex(t, on, r, None, index)?;

@@ -477,6 +477,25 @@ impl<'s> Typer<'s> {
         switch_types(f)
     }
 
+    /// Whether `a` and `b` are the bodies of two switch fields of one type that have the same
+    /// cases, so one generated enum (`crate::shape::switch_enum_owner`): `c ? a : b` over them
+    /// is a value of that enum.
+    fn one_switch_enum(&self, a: &Ty, b: &Ty) -> bool {
+        let (Ty::Switch(ta, fa), Ty::Switch(tb, fb)) = (a, b) else {
+            return false;
+        };
+        let Some(t) = self.s.type_def(ta).filter(|_| ta == tb) else {
+            return false;
+        };
+        let owner = |fid: &str| {
+            t.fields
+                .iter()
+                .find(|g| g.id == fid)
+                .map(|g| crate::shape::switch_enum_owner(t, g).id.clone())
+        };
+        owner(fa).is_some() && owner(fa) == owner(fb)
+    }
+
     /// `a.as<target>`.
     fn cast(&self, inner: &Expr, target: &str, scope: &Scope) -> R {
         if let (true, Expr::List(items), "bytes") = (self.assert_mode, inner, target) {
@@ -571,7 +590,7 @@ impl<'s> Typer<'s> {
                 "write a comparison before `?`",
             );
         }
-        if a.ty != b.ty {
+        if a.ty != b.ty && !self.one_switch_enum(&a.ty, &b.ty) {
             return bad(
                 format!(
                     "the branches of `? :` differ ({} and {})",

@@ -954,7 +954,8 @@ impl TypeWalk<'_, '_> {
                 | Ty::Str
                 | Ty::Bytes
                 | Ty::Enum(_)
-                | Ty::User(_) => true,
+                | Ty::User(_)
+                | Ty::Switch(..) => true,
                 Ty::List(e) => {
                     matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::User(_))
                 }

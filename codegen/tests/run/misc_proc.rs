@@ -103,7 +103,15 @@ impl MiscProc {
                     {
                         Ok((__val, __tl)) => {
                             __tail_padded = ::std::option::Option::Some(__tl.to_vec());
-                            __io::unprocess(__io::Processor::Xor(__key), __val, __at)
+                            __io::unprocess_within(
+                                    __io::Processor::Xor(__key),
+                                    __val,
+                                    __at,
+                                    __r.processed_room(),
+                                )
+                                .and_then(|__d| {
+                                    __r.charge_processed(__d.len(), __at).map(|()| __d)
+                                })
                         }
                         Err(e) => Err(e),
                     }
@@ -131,7 +139,15 @@ impl MiscProc {
                     {
                         Ok((__val, __tl)) => {
                             __tail_cut = ::std::option::Option::Some(__tl.to_vec());
-                            __io::unprocess(__io::Processor::Xor(__key), __val, __at)
+                            __io::unprocess_within(
+                                    __io::Processor::Xor(__key),
+                                    __val,
+                                    __at,
+                                    __r.processed_room(),
+                                )
+                                .and_then(|__d| {
+                                    __r.charge_processed(__d.len(), __at).map(|()| __d)
+                                })
                         }
                         Err(e) => Err(e),
                     }
@@ -158,16 +174,25 @@ impl MiscProc {
                     {
                         Ok((__val, __tl)) => {
                             __tail_wrapped = ::std::option::Option::Some(__tl.to_vec());
-                            __io::unprocess(__io::Processor::Rol(1_i128), __val, __at)
+                            __io::unprocess_within(
+                                    __io::Processor::Rol(1_i128),
+                                    __val,
+                                    __at,
+                                    __r.processed_room(),
+                                )
                                 .and_then(|__d| {
-                                    let mut __sub = __io::ByteReader::new(&__d);
+                                    __r.charge_processed(__d.len(), __at)?;
+                                    let mut __sub = __io::ByteReader::new(&__d)
+                                        .sharing(__r.processed_share());
                                     #[allow(unused_mut)]
                                     let mut __v = Wrapper::read_from(&mut __sub)?;
-                                    {
+                                    let __res = {
                                         __v.__unread_pad = __sub.align_to_byte_keep();
                                         __v.__unread = __sub.take_rest().to_vec();
                                         Ok(__v)
-                                    }
+                                    };
+                                    __r.add_processed(__sub.processed_used());
+                                    __res
                                 })
                         }
                         Err(e) => Err(e),
