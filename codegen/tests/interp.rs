@@ -545,6 +545,10 @@ fn given_of(v: &DynValue) -> Given {
                 .map(|(k, v)| ((*k).to_owned(), given_of(v)))
                 .collect(),
         ),
+        DynValue::Io { pos, size } => Given::Map(vec![
+            ("pos".to_owned(), Given::Int(*pos)),
+            ("size".to_owned(), Given::Int(*size)),
+        ]),
     }
 }
 

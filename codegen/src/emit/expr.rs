@@ -882,9 +882,11 @@ impl Emitter<'_> {
                 Ty::Opt(inner) => {
                     let msg = format!("`{attr}` of `{tn}` is absent (its `if` is false)");
                     self.fallible.set(true);
+                    // A member of a borrowed value (`(&x.inst).last`) is borrowed once.
+                    let base = unborrowed(ts.clone());
                     elem_value(
                         then(
-                            quote!(match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }),
+                            quote!(match &#base.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }),
                             &q,
                         ),
                         (**inner).clone(),

@@ -762,7 +762,12 @@ fn elem_value(reference: TokenStream, elem: Ty) -> (TokenStream, Ty) {
     match elem {
         Ty::Int => (group(quote!(*#reference as i128)), Ty::Int),
         Ty::Float => (group(quote!(*#reference as f64)), Ty::Float),
-        Ty::Bool | Ty::Enum(_) | Ty::Io => (group(quote!(*#reference)), elem),
+        Ty::Bool | Ty::Enum(_) => (group(quote!(*#reference)), elem),
+        // A copy, taken where no member access would deref it anyway.
+        Ty::Io => (
+            quote!(::std::convert::identity::<::statepack_runtime::positional::Stream>(*#reference)),
+            elem,
+        ),
         other => (reference, other),
     }
 }
