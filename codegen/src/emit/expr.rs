@@ -249,8 +249,12 @@ impl Emitter<'_> {
                 if matches!(&**inner, Expr::Name(n) if n == "_io")
                     && scope.get("_io").is_none() =>
             {
-                if self.own_io.get() {
-                    return super::io_of::own_io_attr(scope.ctx == Ctx::Read, attr);
+                let own = self
+                    .own_io
+                    .get()
+                    .then(|| super::io_of::own_io_attr(scope.ctx == Ctx::Read, attr));
+                if let Some(Some(r)) = own {
+                    return Ok(r);
                 }
                 return positional::io_attr(scope.ctx == Ctx::Read, scope.ctx == Ctx::Write, attr);
             }

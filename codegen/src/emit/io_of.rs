@@ -32,15 +32,15 @@ use quote::quote;
 
 /// `_io.pos`, `_io.size`, `_io.eof` in the expressions of an instance with `io: value._io`
 /// that are evaluated in the other stream: the type's own stream as kept before entering it
-/// (`read`), or the type's writer position (on write, where only `_io.pos` is known).
-#[allow(clippy::type_complexity)]
-pub(crate) fn own_io_attr(read: bool, attr: &str) -> Result<(TokenStream, Ty), (String, String)> {
-    Ok(match (read, attr) {
+/// (`read`), or the type's writer position (on write, where only `_io.pos` is known; `None`
+/// for the others, which are what they are anywhere on write).
+pub(crate) fn own_io_attr(read: bool, attr: &str) -> Option<(TokenStream, Ty)> {
+    Some(match (read, attr) {
         (true, "pos") => (quote!(__own_io.0), Ty::Int),
         (true, "size") => (quote!(__own_io.1), Ty::Int),
         (true, "eof") => (group(quote!(__own_io.0 >= __own_io.1)), Ty::Bool),
         (false, "pos") => (quote!(__own_io_pos), Ty::Int),
-        _ => return super::positional::io_attr(read, !read, attr),
+        _ => return None,
     })
 }
 
