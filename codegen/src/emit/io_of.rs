@@ -64,12 +64,14 @@ pub(crate) fn own_stream(ctx: Ctx, own_io: bool) -> Result<TokenStream, (String,
     })
 }
 
-/// `.pos`, `.size`, `.eof` of a stream value `s`.
+/// `.pos`, `.size`, `.eof` of a stream value `s` (a choice `if c { a } else { b }` in
+/// parentheses, which a member access needs).
 pub(crate) fn stream_attr(s: TokenStream, attr: &str) -> (TokenStream, Ty) {
+    let s = if starts_with_if(&s) { quote!((#s)) } else { s };
     match attr {
-        "pos" => (quote!((#s).pos), Ty::Int),
-        "size" => (quote!((#s).size), Ty::Int),
-        _ => (group(quote!((#s).eof())), Ty::Bool),
+        "pos" => (quote!(#s.pos), Ty::Int),
+        "size" => (quote!(#s.size), Ty::Int),
+        _ => (quote!(#s.eof()), Ty::Bool),
     }
 }
 
@@ -162,9 +164,20 @@ impl Emitter<'_> {
             )),
             _ => {
                 let (ts, _) = self.cx(e, te, scope)?;
-                Ok(quote!(::statepack_runtime::positional::Stream::of((#ts).__io_end)))
+                Ok(quote!(::statepack_runtime::positional::Stream::of(#ts.__io_end)))
             }
         }
+    }
+}
+
+/// True when `code` is an `if` expression (looking through invisible groups).
+fn starts_with_if(code: &TokenStream) -> bool {
+    match code.clone().into_iter().next() {
+        Some(proc_macro2::TokenTree::Ident(i)) => i == "if",
+        Some(proc_macro2::TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::None => {
+            starts_with_if(&g.stream())
+        }
+        _ => false,
     }
 }
 
