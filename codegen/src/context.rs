@@ -766,6 +766,7 @@ fn kind_text(k: &ParamKind) -> String {
         ParamKind::User(t) => format!("a `{t}`"),
         ParamKind::Struct => "a struct".into(),
         ParamKind::List(i) => format!("a list of {}", kind_text(i)),
+        ParamKind::Io => "a stream".into(),
     }
 }
 

@@ -354,6 +354,12 @@ pub(crate) fn uses_member_io(s: &crate::ir::Schema) -> bool {
         for f in &t.fields {
             let mut g = f.clone();
             crate::resolve::for_each_expr(&mut g, &mut |e| found |= has(e));
+            // Arguments (`type: t(first._io)`).
+            let args = f
+                .args
+                .iter()
+                .chain(f.switch_args.iter().flat_map(|(_, a)| a));
+            found |= args.into_iter().any(|a| has(&a.expr));
         }
         found
             || t.instances

@@ -149,6 +149,9 @@ pub enum ParamKind {
     Struct,
     /// A list of values (`type: u2[]`, `str[]`, `block[]`, `struct[]`).
     List(Box<ParamKind>),
+    /// A stream (`type: io`): its position and size
+    /// (`statepack_runtime::positional::Stream`, see `emit::io_of`).
+    Io,
 }
 
 /// A value instance: a named value computed from the type's fields, never stored in the

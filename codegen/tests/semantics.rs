@@ -169,6 +169,10 @@ mod endian_switch;
 mod io_other;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/io_values.rs"]
+mod io_values;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/contents_cast.rs"]
 mod contents_cast;
 
@@ -1807,6 +1811,70 @@ fn positional_instances_read_another_values_substream() {
     w.peek.second_a = 0x0102;
     let out = w.encode().unwrap();
     assert_eq!(&out[3..5], &[0x02 ^ 6, 0x01 ^ 6]);
+}
+
+/// `o1` (2 bytes: `a` = 0 and one byte it leaves unread), `o2` (3), `o3` (1), the
+/// holder's two bytes and `one`'s last byte.
+const IO_VALUES: [u8; 9] = [0, 0x11, 5, 0x22, 0x33, 7, 0xaa, 0xbb, 0xcc];
+
+#[test]
+fn streams_are_values_params_and_choices() {
+    use statepack_runtime::positional::Stream;
+    let v = io_values::IoValues::decode(&IO_VALUES).unwrap();
+    // `io[]`: `o1._io`, `o2._io` as their values left them, and the root's `_io` where
+    // `h` starts (byte 6 of 9).
+    let want = [
+        Stream { pos: 1, size: 2 },
+        Stream { pos: 1, size: 3 },
+        Stream { pos: 6, size: 9 },
+    ];
+    assert_eq!(v.h.ss, want);
+    assert_eq!(v.h.buf, [0xaa, 0xbb], "`ss[2].size - ss[2].pos - 1` bytes");
+    assert!(!v.h.first_eof().unwrap());
+    // `o1.a == 0`: `one` is given `o1._io` (one byte left there), else the root's `_io`.
+    assert_eq!(v.one.s, Stream { pos: 1, size: 2 });
+    assert_eq!(v.one.rest, [0xcc]);
+    // A choice between a `t1` and a `t2`: its stream, and the value seen as `Reflect`.
+    assert_eq!(v.any_io(), Stream { pos: 1, size: 2 });
+    assert_eq!(v.any_size(), 2);
+    assert_eq!(v.any().schema_type(), "t1");
+    // `io:` of the chosen value, sized by the root's own `_io` (at its end: 9 == 9).
+    assert_eq!(v.peek, [0x11]);
+    assert_eq!(v.encode().unwrap(), IO_VALUES, "byte-identical");
+    // With `o1.a` = 1 the root's stream is given, and `o2` is read from.
+    let mut other = IO_VALUES;
+    other[0] = 1;
+    let w = io_values::IoValues::decode(&other).unwrap();
+    assert_eq!(w.one.s, Stream { pos: 8, size: 9 });
+    assert_eq!(w.peek, [0x22]);
+    assert_eq!(w.any_io(), Stream { pos: 1, size: 1 });
+    assert_eq!(w.encode().unwrap(), other);
+    // The instance's bytes are `o2`'s: one that disagrees is refused by name.
+    let mut x = w.clone();
+    x.peek = vec![0x23];
+    let e = x.encode().unwrap_err().to_string();
+    assert!(e.contains("peek"), "{e}");
+    // The interpreter reads the same values.
+    let s = statepack_codegen::load_checked(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/run/io_values.ksy"
+        ))
+        .unwrap(),
+        "io_values.ksy",
+        std::path::Path::new("io_values.ksy"),
+        &[],
+    )
+    .unwrap();
+    let d = statepack_codegen::interp::decode(&s, &IO_VALUES).unwrap();
+    assert_eq!(
+        d.get("peek"),
+        Some(&statepack_codegen::interp::DynValue::Bytes(vec![0x11]))
+    );
+    assert_eq!(
+        d.get("any_io"),
+        Some(&statepack_codegen::interp::DynValue::Io { pos: 1, size: 2 })
+    );
 }
 
 #[test]

@@ -1443,3 +1443,75 @@ impl ByteWriter {
         }
     }
 }
+
+/// A stream as a value of the expression language (`type: io` params, `value._io`, `_io`,
+/// `c ? a._io : b._io`): the stream's position and size in bytes, which is what its members
+/// `pos`, `size` and `eof` give. It holds no bytes: a value read in a sized field keeps the
+/// position and size its stream had when its `seq` had been read (the generated member
+/// `__io_end`), and `_io` of the type being read is the reader's position and stream size
+/// at that point. So an `io` value costs two integers, whatever the size of the stream.
+///
+/// In the dynamic view ([`crate::reflect::Reflect`]) it is a value of type `io` with the
+/// members `pos`, `size` and `eof`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Stream {
+    /// The position in the stream, in bytes from its start (`_io.pos`).
+    pub pos: i128,
+    /// The stream's size in bytes (`_io.size`).
+    pub size: i128,
+}
+
+impl Stream {
+    /// The stream kept as a generated type's `__io_end` member: `(pos, size)`.
+    #[inline]
+    pub fn of(io_end: (i128, i128)) -> Stream {
+        Stream {
+            pos: io_end.0,
+            size: io_end.1,
+        }
+    }
+
+    /// `_io.eof`: no byte left after the position.
+    #[inline]
+    pub fn eof(&self) -> bool {
+        self.pos >= self.size
+    }
+}
+
+impl<'a, T: Tracer> ByteReader<'a, T> {
+    /// `_io` of the type being read as a value: the position and size of the stream.
+    #[inline]
+    pub fn io_stream(&self) -> Stream {
+        Stream {
+            pos: self.io_pos(),
+            size: self.io_size(),
+        }
+    }
+}
+
+impl crate::reflect::Reflect for Stream {
+    fn schema_type(&self) -> &'static str {
+        "io"
+    }
+
+    fn member(&self, name: &str) -> Option<crate::reflect::Value<'_>> {
+        use crate::reflect::Value;
+        match name {
+            "pos" => Some(Value::Int(self.pos)),
+            "size" => Some(Value::Int(self.size)),
+            "eof" => Some(Value::Bool(self.eof())),
+            _ => None,
+        }
+    }
+
+    fn member_names(&self) -> &'static [&'static str] {
+        &["pos", "size", "eof"]
+    }
+}
+
+impl crate::reflect::ToValue for Stream {
+    fn to_value(&self) -> crate::reflect::Value<'_> {
+        crate::reflect::Value::Struct(self)
+    }
+}

@@ -116,7 +116,7 @@ impl Emitter<'_> {
 
     /// Compiles `e`, typed as `te`: each part's type is its node's in the typed tree.
     #[allow(clippy::type_complexity)]
-    fn cx(
+    pub(super) fn cx(
         &self,
         e: &Expr,
         te: &TExpr,
@@ -169,6 +169,11 @@ impl Emitter<'_> {
             }
             // Kaitai Struct's `_sizeof` is static: the fixed size of the type.
             Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() => size_lit(te)?,
+            // `_io` as a value: the type's own stream.
+            Expr::Name(n) if n == "_io" && scope.get(n).is_none() => (
+                super::io_of::own_stream(scope.ctx, self.own_io.get())?,
+                Ty::Io,
+            ),
             Expr::Name(n) => {
                 let Some(ty) = scope.get(n) else {
                     return bad(if crate::names::is_schema_name(n) { format!("`{n}` is not a field read before this point") } else { format!("`{n}` is not a valid name (a name is lower-case letters, digits and `_`, starting with a letter or `_`)") }, "expressions may use fields that come earlier in the same type (and `_` where allowed), params, and the enclosing types through `_parent.x` / `_root.x`");
@@ -245,6 +250,13 @@ impl Emitter<'_> {
                 if matches!(&**inner, Expr::Name(n) if n == "_io")
                     && scope.get("_io").is_none() =>
             {
+                let own = self
+                    .own_io
+                    .get()
+                    .then(|| super::io_of::own_io_attr(scope.ctx == Ctx::Read, attr));
+                if let Some(Some(r)) = own {
+                    return Ok(r);
+                }
                 return positional::io_attr(scope.ctx == Ctx::Read, scope.ctx == Ctx::Write, attr);
             }
             Expr::Attr(io, attr)
@@ -256,13 +268,29 @@ impl Emitter<'_> {
                 let (Expr::Attr(inner, _), Node::MemberIo(of, _)) = (&**io, &te.node) else {
                     return Err(mismatch(e));
                 };
+                if of.ty == Ty::AnyUser {
+                    let s = self.stream_of(inner, of, scope)?;
+                    return Ok(super::io_of::stream_attr(s, attr));
+                }
                 let (ts, _) = self.cx(inner, of, scope)?;
                 return Ok(positional::member_io(ts, attr));
+            }
+            // `value._io` as a value.
+            Expr::Attr(inner, attr)
+                if attr == "_io" && matches!(te.node, Node::Stream(Some(_))) =>
+            {
+                let Node::Stream(Some(of)) = &te.node else {
+                    return Err(mismatch(e));
+                };
+                return Ok((self.stream_of(inner, of, scope)?, Ty::Io));
             }
             Expr::Attr(inner, attr) => {
                 let (ts, ty) = self.cx(inner, first_child(e, te)?, scope)?;
                 if let Ty::User(tn) = &ty {
                     return self.member_of(&ts, tn, attr, scope);
+                }
+                if ty == Ty::Io {
+                    return Ok(super::io_of::stream_attr(ts, attr));
                 }
                 match (attr.as_str(), &ty) {
                     ("to_i", Ty::Enum(_)) => (quote!(#ts.to_i()), Ty::Int),
@@ -556,9 +584,16 @@ impl Emitter<'_> {
                         (self.wide_list(a, ae, e), self.wide_list(b, be, e))
                     }
                     Ty::List(_) => (quote!(#a[..].to_vec()), quote!(#b[..].to_vec())),
+                    // Values of two user types: seen through the dynamic view.
+                    _ if te.ty == Ty::AnyUser => (dyn_user(a, &at), dyn_user(b, &bt)),
                     _ => (a, b),
                 };
-                (group(quote!(if #c { #a } else { #b })), at)
+                let ty = if te.ty == Ty::AnyUser {
+                    Ty::AnyUser
+                } else {
+                    at
+                };
+                (group(quote!(if #c { #a } else { #b })), ty)
             }
             _ => unreachable!("dispatched by the caller"),
         })
@@ -852,9 +887,11 @@ impl Emitter<'_> {
                 Ty::Opt(inner) => {
                     let msg = format!("`{attr}` of `{tn}` is absent (its `if` is false)");
                     self.fallible.set(true);
+                    // A member of a borrowed value (`(&x.inst).last`) is borrowed once.
+                    let base = unborrowed(ts.clone());
                     elem_value(
                         then(
-                            quote!(match &#ts.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }),
+                            quote!(match &#base.#fi { ::std::option::Option::Some(__o) => ::std::result::Result::Ok(__o), ::std::option::Option::None => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }),
                             &q,
                         ),
                         (**inner).clone(),
@@ -1001,6 +1038,12 @@ impl Emitter<'_> {
                 out.push(Arg::Value(quote!(::std::option::Option::<#rty>::None)));
                 continue;
             };
+            // A stream is not known while writing (its size is not): an `io` param is
+            // not computed, nor checked, on write.
+            if scope.ctx == Ctx::Write && is_io_param(&p.kind) {
+                out.push(Arg::Value(TokenStream::new()));
+                continue;
+            }
             if let Some(id) = self.direct_param(a, p) {
                 out.push(Arg::Direct(id));
                 continue;
@@ -1105,6 +1148,9 @@ impl Emitter<'_> {
         let mut checks = Vec::new();
         let mut ctx = Vec::new();
         for (p, a) in params.iter().zip(args) {
+            if is_io_param(&p.kind) {
+                continue;
+            }
             // In the writer a param is a copy or a reference (`let n = &self.n;`).
             let a = match a {
                 Arg::Direct(id) if p.context.is_some() || ctx_by_value(p) => {
@@ -1183,6 +1229,7 @@ impl Emitter<'_> {
             inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(true),
+            own_io: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
             cur_type: std::cell::RefCell::new(t.name.clone()),
             opts: self.opts.clone(),
@@ -1288,6 +1335,27 @@ impl Emitter<'_> {
 enum Arg {
     Direct(proc_macro2::Ident),
     Value(TokenStream),
+}
+
+/// A branch of `? :` over values of several user types, borrowed as the dynamic view
+/// (`&dyn Reflect`): a value of type `ty` (one already seen so is kept).
+fn dyn_user(v: TokenStream, ty: &Ty) -> TokenStream {
+    match ty {
+        Ty::User(tn) => {
+            let ti = type_ident(tn);
+            quote!({ let __d: &dyn ::statepack_runtime::reflect::Reflect = ::std::convert::identity::<&#ti>(&#v); __d })
+        }
+        _ => v,
+    }
+}
+
+/// Whether a param of kind `k` holds streams (`io`, `io[]`).
+fn is_io_param(k: &ParamKind) -> bool {
+    match k {
+        ParamKind::Io => true,
+        ParamKind::List(inner) => is_io_param(inner),
+        _ => false,
+    }
 }
 
 /// The value of `e` when it is a constant condition (`true`, `not false`, ...).

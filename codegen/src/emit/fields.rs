@@ -205,6 +205,8 @@ impl Emitter<'_> {
         p: &mut TypeParts,
     ) -> Option<()> {
         self.cur_field.replace(Some(f.id.clone()));
+        // Left set by a field whose emission stopped at an error.
+        self.own_io.set(false);
         self.field_align(f, p);
         let fc = self.field_cx(t, f, derived);
         self.field_member(t, f, &fc, p);
@@ -442,6 +444,10 @@ impl Emitter<'_> {
             Some(c) => Some(self.expect_ty(c, &rscope, &format!("{kp}.if"), Ty::Bool)?),
             None => None,
         };
+        // An instance read from another value's stream: `_io` in what follows is the type's
+        // own stream (see `emit::io_of`).
+        let own_io = f.at.as_ref().is_some_and(|a| a.io_of.is_some());
+        self.own_io.set(own_io);
         let cond_w = match &f.cond {
             // `_io.eof` / `_io.size` are not known while writing: presence decides.
             Some(c) if crate::instances::uses_io_end(&c.expr) => Some(self.presence(f, id)),
@@ -529,6 +535,7 @@ impl Emitter<'_> {
         } else {
             quote! {{ let __l = #read_value; #rep_leave __l }}
         };
+        self.own_io.set(false);
         let (read_value, kept_pos) = match &f.at {
             Some(at) => {
                 let (rv, kept) = positional::emit_read(self, f, at, &rscope, read_value)?;
@@ -892,6 +899,8 @@ impl Emitter<'_> {
             run_unit,
         } = r;
         // --- write
+        self.own_io
+            .set(f.at.as_ref().is_some_and(|a| a.io_of.is_some()));
         let mut lazy_wrap = None;
         // A reference to the value written: `&src`, or the lazy instance's binding itself,
         // which is one already (so no `&*` of a reference).
@@ -1062,6 +1071,7 @@ impl Emitter<'_> {
                 { let #binder = #src_ref; #body_write }
             },
         };
+        self.own_io.set(false);
         if let Some(at) = &f.at {
             let w =
                 positional::emit_write(self, f, at, &wscope, quote! { #rule_const #write_stmt })?;

@@ -127,6 +127,11 @@ pub(crate) struct Emitter<'s> {
     /// True while emitting a value instance's method (where `self` and `?` on `ExprError`
     /// are available).
     in_method: std::cell::Cell<bool>,
+    /// True while emitting the expressions of a positional instance with `io: value._io`
+    /// that are evaluated in the other stream (`size`, counts, `valid`; on write also `if`):
+    /// `_io` there is still the type's own stream, as it was just before the instance was
+    /// entered (`__own_io` on read, `__own_io_pos` on write, see `emit::io_of`).
+    own_io: std::cell::Cell<bool>,
     /// The seq field whose expressions are being emitted (named by their errors).
     cur_field: std::cell::RefCell<Option<String>>,
     /// The type whose code is being emitted (for `_sizeof`).
@@ -243,6 +248,7 @@ impl<'s> Emitter<'s> {
             inlining: std::cell::RefCell::new(Vec::new()),
             fallible: std::cell::Cell::new(false),
             in_method: std::cell::Cell::new(false),
+            own_io: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
             cur_type: std::cell::RefCell::new(String::new()),
             opts: crate::Options::default(),
@@ -564,6 +570,7 @@ fn param_rust_ty(k: &ParamKind) -> (TokenStream, Ty) {
             let (r, t) = param_rust_ty(inner);
             (quote!(::std::vec::Vec<#r>), Ty::List(Box::new(t)))
         }
+        ParamKind::Io => (quote!(::statepack_runtime::positional::Stream), Ty::Io),
     }
 }
 
@@ -757,6 +764,11 @@ fn elem_value(reference: TokenStream, elem: Ty) -> (TokenStream, Ty) {
         Ty::Int => (group(quote!(*#reference as i128)), Ty::Int),
         Ty::Float => (group(quote!(*#reference as f64)), Ty::Float),
         Ty::Bool | Ty::Enum(_) => (group(quote!(*#reference)), elem),
+        // A copy, taken where no member access would deref it anyway.
+        Ty::Io => (
+            quote!(::std::convert::identity::<::statepack_runtime::positional::Stream>(*#reference)),
+            elem,
+        ),
         other => (reference, other),
     }
 }

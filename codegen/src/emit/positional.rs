@@ -4,7 +4,7 @@
 
 use super::{group, Emitter, Scope, Ty};
 use crate::derive::{placed_instances, Placed};
-use crate::instances::{keeps_io_end, keeps_read_pos, uses_io};
+use crate::instances::{keeps_io_end, keeps_read_pos};
 use crate::ir::{Endian, Field, FieldKind, Positional};
 use crate::names::temp_for;
 use proc_macro2::TokenStream;
@@ -55,24 +55,6 @@ pub(crate) fn emit_read(
 ) -> Option<(TokenStream, Option<(TokenStream, TokenStream, TokenStream)>)> {
     let fid = f.id.as_str();
     if let Some(io) = &at.io_of {
-        // Kaitai evaluates an instance's `pos`, `size`, `if` ... on the type's own `_io`
-        // while reading from the other stream; the reader here has only the other stream at
-        // hand, so `_io` there is refused rather than given another stream's values.
-        let mut g = f.clone();
-        let mut uses = false;
-        crate::resolve::for_each_expr(&mut g, &mut |e| uses |= uses_io(e));
-        if uses {
-            em.err(
-                f.pos,
-                &f.key_path,
-                format!(
-                    "`_io` in an expression of an instance with `io: {}._io` is not supported yet",
-                    io.src
-                ),
-                "give positions, sizes and conditions of such an instance as numbers or expressions of fields",
-            );
-            return None;
-        }
         return super::io_of::emit_read(em, f, at, io, scope, read_value).map(|r| (r, None));
     }
     let pos = em.expect_ty(&at.pos, scope, &format!("{}.pos", f.key_path), Ty::Int)?;

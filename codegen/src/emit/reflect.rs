@@ -31,11 +31,13 @@ pub(crate) fn top_args(t: &TypeDef) -> Vec<TokenStream> {
 ///
 /// `instances` are the value instances' names and the expressions giving their `Value`
 /// (built by the emitter, which knows their types). `lazy` names the positional instances
-/// read on first use: asking for one reads it, and a failed read is `Value::Error`.
+/// read on first use: asking for one reads it, and a failed read is `Value::Error`. With
+/// `io_end` (the type keeps `__io_end`), the hidden member `_io` is the value's stream (a
+/// `statepack_runtime::positional::Stream`), not listed among the member names.
 pub(crate) fn type_impls(
     t: &TypeDef,
     derived: &HashMap<String, Derived>,
-    instances: &[(String, TokenStream)],
+    (instances, io_end): (&[(String, TokenStream)], bool),
     lazy: &std::collections::HashSet<String>,
 ) -> TokenStream {
     let name = type_ident(&t.name);
@@ -69,6 +71,10 @@ pub(crate) fn type_impls(
         names.push(n.clone());
         arms.push(quote!(#key => #v));
     }
+    if io_end {
+        arms.push(quote!("_io" => __rf::Value::Owned(::std::rc::Rc::new(::statepack_runtime::positional::Stream::of(self.__io_end)))));
+    }
+
     let names_lit = names.iter();
     let body = if arms.is_empty() {
         quote! {

@@ -140,7 +140,8 @@ impl Emitter<'_> {
         self.cur_field.replace(None);
         let (inst_methods, inst_members) = self.emit_instances(t, &derived)?;
         let display = self.emit_to_string(t, &derived, &name)?;
-        let reflect = reflect::type_impls(t, &derived, &inst_members, &self.cur_lazy);
+        let io_end = crate::instances::keeps_io_end(t, self.member_io);
+        let reflect = reflect::type_impls(t, &derived, (&inst_members, io_end), &self.cur_lazy);
         let produced_lens = Self::produced_len_methods(t, &derived);
         let interop = binrw::impls(
             &self.opts,

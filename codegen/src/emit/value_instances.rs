@@ -96,6 +96,18 @@ impl Emitter<'_> {
                         quote!(__rf::Value::Struct(__x)),
                     )
                 }
+                // A stream: its position and size, a value of type `io` in the dynamic view.
+                Ty::Io => (
+                    quote!(::statepack_runtime::positional::Stream),
+                    ts,
+                    quote!(__rf::Value::Owned(::std::rc::Rc::new(__x))),
+                ),
+                // A value of one of several user types, seen through the dynamic view.
+                Ty::AnyUser => (
+                    quote!(&dyn ::statepack_runtime::reflect::Reflect),
+                    ts,
+                    quote!(__rf::Value::Struct(__x)),
+                ),
                 Ty::List(e) if matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool) => {
                     let (ety, conv, item) = match &**e {
                         Ty::Int => (

@@ -67,6 +67,9 @@ pub(crate) struct Frame<'s> {
     /// order (`true`: little-endian): this type's own switch, or the one it inherits
     /// through its hidden `__is_le` param. `None` when no switch decides it.
     pub is_le: Option<bool>,
+    /// While a positional instance with `io: value._io` is read from that value's stream:
+    /// the type's own stream just before, which `_io` in the instance's expressions names.
+    pub own_io: Cell<Option<IoState>>,
 }
 
 impl<'s> Frame<'s> {
@@ -89,6 +92,7 @@ impl<'s> Frame<'s> {
             inst: ty.instances.iter().map(|_| OnceCell::new()).collect(),
             busy: ty.instances.iter().map(|_| Cell::new(false)).collect(),
             is_le: None,
+            own_io: Cell::new(None),
         }
     }
 
@@ -274,7 +278,9 @@ impl<'a> Scope<'a> {
             frame,
             elem: None,
             index: None,
-            io,
+            // In the expressions of an instance read from another value's stream, `_io` is
+            // still the type's own stream.
+            io: frame.own_io.get().or(io),
             side: frame.side,
         }
     }

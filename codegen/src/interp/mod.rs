@@ -174,6 +174,12 @@ impl crate::sem::Val<Arc<DynStruct>> {
             DynValue::Enum(e) => Value::Enum(*e),
             DynValue::List(items) => Value::List(items.iter().map(DynValue::to_value).collect()),
             DynValue::Struct(s) => Value::Struct(s.as_ref()),
+            DynValue::Io { pos, size } => {
+                Value::Owned(std::rc::Rc::new(statepack_runtime::positional::Stream {
+                    pos: *pos,
+                    size: *size,
+                }))
+            }
         }
     }
 }
@@ -186,6 +192,16 @@ impl Reflect for DynStruct {
     fn member(&self, name: &str) -> Option<Value<'_>> {
         if let Some(e) = self.error_of(name) {
             return Some(Value::Error(e.clone()));
+        }
+        // The hidden member `_io`: the value's stream after its `seq` had been read, as the
+        // generated types answer it.
+        if let (Some(io), "_io") = (self.io, name) {
+            return Some(Value::Owned(std::rc::Rc::new(
+                statepack_runtime::positional::Stream {
+                    pos: io.pos,
+                    size: io.size,
+                },
+            )));
         }
         self.get(name).map(DynValue::to_value)
     }

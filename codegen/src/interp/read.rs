@@ -531,7 +531,9 @@ impl<'s> Interp<'s> {
             frame,
             elem: None,
             index,
-            io: Some(io_of(r)),
+            // In the expressions of an instance read from another stream, `_io` is still
+            // the type's own stream.
+            io: Some(frame.own_io.get().unwrap_or_else(|| io_of(r))),
             side: frame.side,
         }
     }
@@ -889,7 +891,9 @@ impl<'s> Interp<'s> {
             let mut sub = ByteReader::new(&stream).sharing(r.processed_share());
             let saved = sub.enter_instance(pos, false)?;
             let start = sub.offset();
+            frame.own_io.set(Some(io_of(r)));
             let v = self.read_repeat(&mut sub, frame, f, keep);
+            frame.own_io.set(None);
             let end = sub.offset();
             sub.leave_instance(saved);
             r.add_processed(sub.processed_used());

@@ -428,6 +428,24 @@ fn uses_io_size(e: &SrcExpr) -> bool {
     found
 }
 
+/// Whether a param of kind `k` holds streams (`io`, `io[]`).
+fn is_io(k: &ParamKind) -> bool {
+    match k {
+        ParamKind::Io => true,
+        ParamKind::List(inner) => is_io(inner),
+        _ => false,
+    }
+}
+
+/// Whether `e` uses a param of `t` that holds streams, which is not known while writing.
+fn uses_io_param(e: &SrcExpr, t: &TypeDef) -> bool {
+    let mut names = std::collections::HashSet::new();
+    crate::instances::names(&e.expr, &mut names);
+    t.params
+        .iter()
+        .any(|p| is_io(&p.kind) && names.contains(&p.id))
+}
+
 /// Whether the members written so far are in the order of `t`'s fields.
 fn later_is_sorted(t: &TypeDef, frame: &Frame<'_>) -> bool {
     let mut at = 0;
@@ -464,9 +482,15 @@ fn write_positional(
         return Err(format!("{fp}: not a positional instance"));
     };
     if at.io_of.is_some() {
-        return Err(format!(
-            "{fp}: a positional instance read from another value's substream (`io:`) is not written by encode"
-        ));
+        // Its bytes belong to the value whose substream it is read from, which writes them:
+        // the instance is encoded on its own only to check it (`_io` in its expressions is
+        // the type's stream here), and what was given for it is compared with what the
+        // written bytes read back to.
+        frame.own_io.set(io_here(w, 0));
+        let mut tmp = ByteWriter::new();
+        let v = write_field(s, &mut tmp, frame, f, g, fp, depth, None);
+        frame.own_io.set(None);
+        return v;
     }
     let what = intern(&f.key_path);
     let bad = |e: statepack_runtime::io::EncodeError| format!("{fp}: {e}");
@@ -743,7 +767,8 @@ fn write_elem(
         frame,
         elem: None,
         index: index.map(|i| i as i128),
-        io: io_here(w, 0),
+        // `_io` of an instance written into another value's stream is the type's own.
+        io: frame.own_io.get().or_else(|| io_here(w, 0)),
         side: Side::Write,
     };
     let ev_int = |e: &SrcExpr| eval_int(e, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", e.src));
@@ -751,7 +776,7 @@ fn write_elem(
         match sz {
             // A size over `_io` (`_io.size - _io.pos - 8`) is not known while writing: the
             // value's own length is its size (the caller's re-read checks it).
-            Some(Size::Expr(e)) if uses_io_size(e) => Ok(None),
+            Some(Size::Expr(e)) if uses_io_size(e) || uses_io_param(e, frame.ty) => Ok(None),
             Some(Size::Expr(e)) => {
                 let n = ev_int(e)?;
                 usize::try_from(n)
@@ -1250,6 +1275,8 @@ fn args(
     for (i, p) in t.params.iter().enumerate() {
         let v = match given.get(i).copied().flatten() {
             None => None,
+            // A stream is not known while writing (its size is not): not computed.
+            Some(_) if is_io(&p.kind) => None,
             Some(e) => {
                 let v = eval(e, sc)
                     .map_err(|m| format!("{fp}: in `{}`: {m}", e.src))?

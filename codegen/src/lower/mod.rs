@@ -944,7 +944,7 @@ impl<'a> Lower<'a> {
                     ))
                 }
                 (t, _) => {
-                    self.err(get("type").map_or(item.pos, |v| v.pos), &format!("{ip}.type"), format!("param type `{t}` is not supported"), "params may be integers (`u1`..`s8`, `bN`), `bool`, `f4`/`f8`, `str`, `bytes`, an integer with `enum`, a user type, `struct` (any user type), or a list of one of these (`u2[]`, `block[]`)");
+                    self.err(get("type").map_or(item.pos, |v| v.pos), &format!("{ip}.type"), format!("param type `{t}` is not supported"), "params may be integers (`u1`..`s8`, `bN`), `bool`, `f4`/`f8`, `str`, `bytes`, an integer with `enum`, a user type, `struct` (any user type), `io` (a stream), or a list of one of these (`u2[]`, `block[]`, `io[]`)");
                     continue;
                 }
             };
@@ -971,7 +971,8 @@ impl<'a> Lower<'a> {
             "bytes" => ParamKind::Bytes,
             "f4" | "f8" => ParamKind::Float,
             "struct" => ParamKind::Struct,
-            "io" | "any" => return None,
+            "io" => ParamKind::Io,
+            "any" => return None,
             t if Self::int_type(t, Some(Endian::Le)).is_some()
                 || crate::bits::bit_type(t).is_some() =>
             {
@@ -1964,6 +1965,21 @@ impl<'a> Lower<'a> {
     }
 }
 
+/// The user-type value whose stream `io` names: `v` for `v._io` (a name with members,
+/// indexes and casts), `c ? a : b` for `c ? a._io : b._io` (each branch such a stream, or
+/// another choice of them); `None` for any other expression.
+fn io_value(e: &Expr) -> Option<Expr> {
+    match e {
+        Expr::Attr(a, io) if io == "_io" && crate::instances::plain_value(a) => Some((**a).clone()),
+        Expr::Ternary(c, a, b) => Some(Expr::Ternary(
+            c.clone(),
+            Box::new(io_value(a)?),
+            Box::new(io_value(b)?),
+        )),
+        _ => None,
+    }
+}
+
 /// Lowers one positional instance `key: {pos: ..., type: ..., ...}` to a field, or reports
 /// why it cannot be read.
 pub(crate) fn lower_positional(
@@ -2006,12 +2022,13 @@ pub(crate) fn lower_positional(
                 {
                     true
                 }
-                // `io: value._io`: the substream of another value (see `emit::io_of`).
-                Expr::Attr(a, io) if io == "_io" && crate::instances::plain_value(a) => {
-                    let src = a.to_string();
+                // `io: value._io`, `io: c ? a._io : b._io`: the substream of another value
+                // (see `emit::io_of`), kept as the value (`value`, `c ? a : b`).
+                x if io_value(x).is_some() => {
+                    let v = io_value(x).unwrap_or_else(|| x.clone());
                     io_of = Some(crate::ir::SrcExpr {
-                        expr: (**a).clone(),
-                        src,
+                        src: v.to_string(),
+                        expr: v,
                         pos: e.pos,
                     });
                     false
@@ -2021,7 +2038,7 @@ pub(crate) fn lower_positional(
                         io.pos,
                         &format!("{ip}.io"),
                         format!("`io: {}` is not supported yet", e.src),
-                        "positional instances read from `_io` (the type's own stream), `_root._io` (the whole input) or `value._io` (the substream of a user-type value read with a `size`)",
+                        "positional instances read from `_io` (the type's own stream), `_root._io` (the whole input), `value._io` (the substream of a user-type value read with a `size`) or a choice `c ? a._io : b._io` of such substreams",
                     );
                     return None;
                 }

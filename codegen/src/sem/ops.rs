@@ -203,6 +203,9 @@ pub fn method<H: Handle>(b: Val<H>, name: &str, args: &[Val<H>]) -> R<Val<H>> {
     match (name, b) {
         ("size", Val::Bytes(x)) => no_args(len(x.len())),
         ("size", Val::List(x)) => no_args(len(x.len())),
+        ("pos", Val::Io { pos, .. }) => no_args(Val::Int(pos)),
+        ("size", Val::Io { size, .. }) => no_args(Val::Int(size)),
+        ("eof", Val::Io { pos, size }) => no_args(Val::Bool(pos >= size)),
         ("length", Val::Bytes(x)) => no_args(len(x.len())),
         ("length", Val::Str(s)) => no_args(len(s.chars().count())),
         ("reverse", Val::Str(s)) => no_args(Val::Str(s.chars().rev().collect())),

@@ -103,6 +103,17 @@ fn node<'a, E: TreeEnv<'a>>(e: &TExpr, env: &E) -> R<Cow<'a, Val<E::H>>> {
             let v = eval(of, env)?;
             own(env.member_io(v.as_ref(), attr)?)
         }
+        Node::Stream(None) => own(Val::Io {
+            pos: as_int(&env.io("pos")?)?,
+            size: as_int(&env.io("size")?)?,
+        }),
+        Node::Stream(Some(of)) => {
+            let v = eval(of, env)?;
+            own(Val::Io {
+                pos: as_int(&env.member_io(v.as_ref(), "pos")?)?,
+                size: as_int(&env.member_io(v.as_ref(), "size")?)?,
+            })
+        }
         Node::Member { of, field: n, .. }
         | Node::MemberInstance {
             of, instance: n, ..

@@ -39,6 +39,14 @@ pub enum Val<H> {
     List(Vec<Val<H>>),
     /// A user type.
     Struct(H),
+    /// A stream (`_io`, `value._io`, an `io` param): its position and size in bytes, what
+    /// its members `pos`, `size` and `eof` give.
+    Io {
+        /// The position, in bytes from the stream's start.
+        pos: i128,
+        /// The size in bytes.
+        size: i128,
+    },
 }
 
 impl<H> Val<H> {
@@ -54,6 +62,7 @@ impl<H> Val<H> {
             Val::Enum(_) => "an enum value",
             Val::List(_) => "a list",
             Val::Struct(_) => "a user type",
+            Val::Io { .. } => "a stream",
         }
     }
 }
@@ -94,6 +103,7 @@ impl<H: Handle> fmt::Display for Val<H> {
                 f.write_str("]")
             }
             Val::Struct(s) => write!(f, "<{}>", s.type_name()),
+            Val::Io { pos, size } => write!(f, "<io pos={pos} size={size}>"),
         }
     }
 }

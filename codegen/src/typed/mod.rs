@@ -55,6 +55,12 @@ pub enum Ty {
     /// A conditional field (`if`) holding the given type: where it is used its absence is an
     /// error at run time.
     Opt(Box<Ty>),
+    /// A stream (`_io`, `value._io`, an `io` param): its `pos`, `size` and `eof`
+    /// (`statepack_runtime::positional::Stream`).
+    Io,
+    /// A user-type value of one of several user types (`c ? a : b` over values of two
+    /// types): only its `_io` can be used.
+    AnyUser,
 }
 
 /// How a type is named in diagnostics (`an integer`, `a \`kind\` value`, ...).
@@ -70,6 +76,8 @@ pub fn ty_name(t: &Ty) -> String {
         Ty::User(u) => format!("a `{u}`"),
         Ty::Switch(..) => "a switch value".into(),
         Ty::Opt(_) => "a conditional field".into(),
+        Ty::Io => "a stream".into(),
+        Ty::AnyUser => "a user-type value of one of several types".into(),
     }
 }
 
@@ -84,6 +92,7 @@ pub fn param_ty(k: &ParamKind) -> Ty {
         ParamKind::Enum(e) => Ty::Enum(e.clone()),
         ParamKind::User(t) => Ty::User(t.clone()),
         ParamKind::List(inner) => Ty::List(Box::new(param_ty(inner))),
+        ParamKind::Io => Ty::Io,
     }
 }
 
@@ -148,6 +157,8 @@ pub enum Node {
     Io(String),
     /// `value._io.pos` (`size`, `eof`): the stream of a user-type value.
     MemberIo(Box<TExpr>, String),
+    /// A stream as a value: `_io` of the type (`None`) or `value._io` of a user-type value.
+    Stream(Option<Box<TExpr>>),
     /// A field (or a derived count or length) of a user-type value.
     Member {
         /// The value.

@@ -180,6 +180,8 @@ impl<'s> Typer<'s> {
             {
                 return self.inline_instance(n, scope);
             }
+            // `_io` as a value: the stream of the type being read.
+            Expr::Name(n) if n == "_io" && scope.get(n).is_none() => t(Ty::Io, Node::Stream(None)),
             Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() => {
                 // Kaitai Struct's `_sizeof` is static: the fixed size of the type.
                 let tn = &self.cur_type;
@@ -276,7 +278,7 @@ impl<'s> Typer<'s> {
             if a == "_io" {
                 // `value._io.pos`: the stream of a user-type value.
                 let v = self.ty(obj, scope)?;
-                if !matches!(v.ty, Ty::User(_)) {
+                if !matches!(v.ty, Ty::User(_) | Ty::AnyUser) {
                     return bad(
                         format!(
                             "`._io` applies to a user-type value, not {}",
@@ -290,6 +292,10 @@ impl<'s> Typer<'s> {
             }
         }
         let v = self.ty(inner, scope)?;
+        if attr == "_io" && matches!(v.ty, Ty::User(_) | Ty::AnyUser) {
+            // `value._io` as a value: the stream of a user-type value.
+            return Ok(t(Ty::Io, Node::Stream(Some(bx(v)))));
+        }
         if let Ty::User(tn) = &v.ty {
             let tn = tn.clone();
             return self.member_of(v, &tn, attr);
@@ -306,6 +312,8 @@ impl<'s> Typer<'s> {
             }
         }
         let ty = match (attr, &v.ty) {
+            ("pos" | "size", Ty::Io) => Ty::Int,
+            ("eof", Ty::Io) => Ty::Bool,
             ("to_i", Ty::Enum(_) | Ty::Float | Ty::Bool | Ty::Int | Ty::Str) => Ty::Int,
             ("to_s", Ty::Int | Ty::Str) | ("reverse", Ty::Str) => Ty::Str,
             ("first" | "last" | "min" | "max", Ty::List(_) | Ty::Bytes) => {
@@ -397,7 +405,10 @@ impl<'s> Typer<'s> {
                 }
                 _ => elem = Some(xty.clone()),
             }
-            if !matches!(xty, Ty::Str | Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_)) {
+            if !matches!(
+                xty,
+                Ty::Str | Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) | Ty::Io
+            ) {
                 return bad(
                     format!("list literals of {} are not supported", ty_name(&xty)),
                     "list numbers, strings, conditions or enum values",
@@ -589,6 +600,12 @@ impl<'s> Typer<'s> {
                 "the condition of `? :` is not a condition".into(),
                 "write a comparison before `?`",
             );
+        }
+        // Values of two user types: Kaitai Struct's common supertype, whose `_io` is all
+        // that can be used.
+        let users = |x: &Ty| matches!(x, Ty::User(_) | Ty::AnyUser);
+        if a.ty != b.ty && users(&a.ty) && users(&b.ty) {
+            return Ok(t(Ty::AnyUser, Node::Ternary(bx(c), bx(a), bx(b))));
         }
         if a.ty != b.ty && !self.one_switch_enum(&a.ty, &b.ty) {
             return bad(

@@ -376,22 +376,8 @@ impl TypeWalk<'_, '_> {
     /// A positional instance's stream and position, on read.
     fn positional(&mut self, f: &Field, at: &Positional, r: &Scope) -> Option<()> {
         let kp = f.key_path.as_str();
+        // `_io` in the instance's expressions is the type's own stream (see `emit::io_of`).
         if let Some(io) = &at.io_of {
-            let mut g = f.clone();
-            let mut uses = false;
-            crate::resolve::for_each_expr(&mut g, &mut |e| uses |= uses_io(e));
-            if uses {
-                self.err(
-                    f.pos,
-                    kp,
-                    format!(
-                        "`_io` in an expression of an instance with `io: {}._io` is not supported yet",
-                        io.src
-                    ),
-                    "give positions, sizes and conditions of such an instance as numbers or expressions of fields",
-                );
-                return None;
-            }
             self.value_of(f, io, r)?;
         }
         self.expect(&at.pos, r, &format!("{kp}.pos"), Ty::Int)
@@ -955,7 +941,9 @@ impl TypeWalk<'_, '_> {
                 | Ty::Bytes
                 | Ty::Enum(_)
                 | Ty::User(_)
-                | Ty::Switch(..) => true,
+                | Ty::Switch(..)
+                | Ty::Io
+                | Ty::AnyUser => true,
                 Ty::List(e) => {
                     matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::User(_))
                 }

@@ -429,10 +429,16 @@ impl Peeker {
         let tag: u8 = __r.leaf("tag", |__r| __r.read_u8())?;
         __r.enter(__io::PathSeg::Field("first_rest"));
         let first_rest: u8 = {
+            let __p: i128 = 2_i128;
             let __io_bytes: ::std::vec::Vec<u8> = {
                 let mut __iw = __io::ByteWriter::new();
-                match (__io::expr_at(&__ctx_parent_blocks[..], 0_i128)
-                    .map_err(|__e| __e.decode_at(__r.offset()).in_field("first_rest"))?)
+                match ({
+                    let __b = &__io::expr_at(&__ctx_parent_blocks[..], 0_i128)
+                        .map_err(|__e| {
+                            __e.decode_at(__r.offset()).in_field("first_rest")
+                        })?;
+                    ::std::convert::identity::<&Block>(__b)
+                })
                     .write_to(&mut __iw)
                 {
                     Ok(()) => __iw.into_bytes(),
@@ -448,7 +454,6 @@ impl Peeker {
             let __pv = {
                 let mut __io_r = __r.foreign_stream(&__io_bytes);
                 let __r = &mut __io_r;
-                let __p: i128 = 2_i128;
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("first_rest"))?;
@@ -466,10 +471,16 @@ impl Peeker {
         };
         __r.enter(__io::PathSeg::Field("second_a"));
         let second_a: u16 = {
+            let __p: i128 = 0_i128;
             let __io_bytes: ::std::vec::Vec<u8> = {
                 let mut __iw = __io::ByteWriter::new();
-                match (__io::expr_at(&__ctx_parent_blocks[..], 1_i128)
-                    .map_err(|__e| __e.decode_at(__r.offset()).in_field("second_a"))?)
+                match ({
+                    let __b = &__io::expr_at(&__ctx_parent_blocks[..], 1_i128)
+                        .map_err(|__e| {
+                            __e.decode_at(__r.offset()).in_field("second_a")
+                        })?;
+                    ::std::convert::identity::<&Block>(__b)
+                })
                     .write_to(&mut __iw)
                 {
                     Ok(()) => __iw.into_bytes(),
@@ -485,7 +496,6 @@ impl Peeker {
             let __pv = {
                 let mut __io_r = __r.foreign_stream(&__io_bytes);
                 let __r = &mut __io_r;
-                let __p: i128 = 0_i128;
                 let __saved = __r
                     .enter_instance(__p, false)
                     .map_err(|e| e.in_field("second_a"))?;
@@ -532,8 +542,11 @@ impl Peeker {
         }
         {
             let mut __iw = __io::ByteWriter::new();
-            (__io::expr_at(&__ctx_parent_blocks[..], 0_i128)
-                .map_err(__io::ExprError::encode)?)
+            ({
+                let __b = &__io::expr_at(&__ctx_parent_blocks[..], 0_i128)
+                    .map_err(__io::ExprError::encode)?;
+                ::std::convert::identity::<&Block>(__b)
+            })
                 .write_to(&mut __iw)
                 .map_err(|e| e.in_field("first_rest"))?;
             let __io_bytes = __iw.into_bytes();
@@ -557,8 +570,11 @@ impl Peeker {
         }
         {
             let mut __iw = __io::ByteWriter::new();
-            (__io::expr_at(&__ctx_parent_blocks[..], 1_i128)
-                .map_err(__io::ExprError::encode)?)
+            ({
+                let __b = &__io::expr_at(&__ctx_parent_blocks[..], 1_i128)
+                    .map_err(__io::ExprError::encode)?;
+                ::std::convert::identity::<&Block>(__b)
+            })
                 .write_to(&mut __iw)
                 .map_err(|e| e.in_field("second_a"))?;
             let __io_bytes = __iw.into_bytes();

@@ -482,6 +482,13 @@ impl __rf::Reflect for Positional {
                 let __x = self.block_io();
                 __rf::Value::Int(__x)
             }
+            "_io" => {
+                __rf::Value::Owned(
+                    ::std::rc::Rc::new(
+                        ::statepack_runtime::positional::Stream::of(self.__io_end),
+                    ),
+                )
+            }
             _ => return ::std::option::Option::None,
         };
         ::std::option::Option::Some(__v)
@@ -580,6 +587,13 @@ impl __rf::Reflect for HeaderObj {
         use ::statepack_runtime::reflect::ToValue as _;
         let __v = match name {
             "count" => self.count.to_value(),
+            "_io" => {
+                __rf::Value::Owned(
+                    ::std::rc::Rc::new(
+                        ::statepack_runtime::positional::Stream::of(self.__io_end),
+                    ),
+                )
+            }
             _ => return ::std::option::Option::None,
         };
         ::std::option::Option::Some(__v)
@@ -764,6 +778,13 @@ impl __rf::Reflect for Block {
                     ::std::result::Result::Ok(__x) => __x.to_value(),
                     ::std::result::Result::Err(__e) => __rf::Value::Error(__e),
                 }
+            }
+            "_io" => {
+                __rf::Value::Owned(
+                    ::std::rc::Rc::new(
+                        ::statepack_runtime::positional::Stream::of(self.__io_end),
+                    ),
+                )
             }
             _ => return ::std::option::Option::None,
         };

@@ -170,6 +170,13 @@ fn json_of(v: &DynValue, schema: &statepack_codegen::ir::Schema, instances: bool
                 .collect(),
         ),
         DynValue::Struct(s) => struct_json_of(s, schema, instances),
+        // A stream (an `io` param or instance): its position and size.
+        DynValue::Io { pos, size } => {
+            let mut m = Map::new();
+            m.insert("pos".to_owned(), int_json(*pos));
+            m.insert("size".to_owned(), int_json(*size));
+            Json::Object(m)
+        }
     }
 }
 
@@ -327,6 +334,7 @@ fn leaf_text(v: &DynValue, max: usize) -> String {
             Some(n) => format!("{}::{n} ({})", e.enum_name, e.value),
             None => format!("{} (not listed in {})", e.value, e.enum_name),
         },
+        DynValue::Io { pos, size } => format!("io (pos {pos}, size {size})"),
         DynValue::List(_) | DynValue::Struct(_) => String::new(),
     }
 }

@@ -121,6 +121,17 @@ impl<'s, W: Write> Json<'s, W> {
                     self.fmt.end_object(&mut self.w)
                 }
             },
+            // A stream (an `io` param or instance): its position and size.
+            DynValue::Io { pos, size } => {
+                self.fmt.begin_object(w)?;
+                self.object_key(true, "pos")?;
+                self.int(*pos)?;
+                self.fmt.end_object_value(&mut self.w)?;
+                self.object_key(false, "size")?;
+                self.int(*size)?;
+                self.fmt.end_object_value(&mut self.w)?;
+                self.fmt.end_object(&mut self.w)
+            }
         }
     }
 

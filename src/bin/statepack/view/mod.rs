@@ -230,6 +230,7 @@ fn leaf_text(v: &statepack_codegen::interp::DynValue) -> (&'static str, String) 
                 None => format!("{} (not listed in {})", e.value, e.enum_name),
             },
         ),
+        DynValue::Io { pos, size } => ("io", format!("pos {pos}, size {size}")),
         DynValue::List(_) | DynValue::Struct(_) => ("", String::new()),
     }
 }
