@@ -944,6 +944,12 @@ fn kind_of(
         Expr::Name(n) => {
             if let Some((fi, f)) = t.fields.iter().enumerate().find(|(_, f)| &f.id == n) {
                 if let Some(b) = before {
+                    if fi == b && !matches!(f.repeat, Repeat::None) {
+                        return Err(format!(
+                            "`{n}` of `{}` ({}:{}:{}) is the list being read; inside its elements only `.size` (the elements read before the current one) can be used",
+                            t.schema_name, s.file, f.pos.line, f.pos.col
+                        ));
+                    }
                     if fi >= b {
                         let reader = &t.fields[b];
                         return Err(format!(

@@ -716,3 +716,53 @@ fn instance_positions_over_io_pos_are_written_and_gaps_are_zero() {
     let back = interp::decode(&s, &out).unwrap();
     assert!(interp::compare(&v, &back).is_ok());
 }
+
+/// `_root` given whole to a user-type param, and a list's `.size` seen from inside its own
+/// elements (the elements read before the current one), read and written back.
+#[test]
+fn root_given_whole_and_the_list_read_so_far() {
+    let s = statepack_codegen::load_checked(
+        include_str!("run/context_whole.ksy"),
+        "context_whole.ksy",
+        std::path::Path::new("context_whole.ksy"),
+        &[],
+    )
+    .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)));
+    let bytes = [2, 2, 0xa1, 0xa2, 0xb1, 0xc1, 0xc2];
+    let v = interp::decode(&s, &bytes).unwrap();
+    let Some(DynValue::List(parts)) = v.get("parts") else {
+        panic!("parts: {:?}", v.get("parts"))
+    };
+    let lens: Vec<Option<&DynValue>> = parts
+        .iter()
+        .map(|p| match p {
+            DynValue::Struct(p) => p.get("data"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        lens,
+        [
+            Some(&DynValue::Bytes(vec![0xa1, 0xa2])),
+            Some(&DynValue::Bytes(vec![0xb1]))
+        ]
+    );
+    let Some(DynValue::Struct(check)) = v.get("check") else {
+        panic!("check: {:?}", v.get("check"))
+    };
+    assert_eq!(check.get("is_large"), Some(&DynValue::Bool(true)));
+    assert_eq!(check.get("last_len"), Some(&DynValue::Int(1)));
+    let mut g = round_trip(&s, &bytes);
+    // A part of the wrong length for its place is refused, by name.
+    edit(
+        &mut g,
+        &[],
+        "parts",
+        Some(Given::List(vec![
+            Given::Map(vec![("data".into(), Given::Str("a1a2a3".into()))]),
+            Given::Map(vec![("data".into(), Given::Str("b1".into()))]),
+        ])),
+    );
+    let e = interp::encode(&s, &g).unwrap_err();
+    assert!(e.contains("parts[0].data"), "{e}");
+}
