@@ -884,6 +884,7 @@ fn kind_text(k: &ParamKind) -> String {
         ParamKind::Enum(e) => format!("an `{e}`"),
         ParamKind::User(t) => format!("a `{t}`"),
         ParamKind::Struct => "a struct".into(),
+        ParamKind::AnyUser(ts) => format!("one of `{}`", ts.join("`, `")),
         ParamKind::List(i) => format!("a list of {}", kind_text(i)),
     }
 }
@@ -1052,6 +1053,27 @@ fn kind_of(
         }
         Expr::Unary(_, a) => kind_of(s, ti, before, a, memo, depth + 1),
         Expr::Ternary(_, a, _) => kind_of(s, ti, before, a, memo, depth + 1),
+        // A list literal of user-type values: one of their types (as the typer says).
+        Expr::List(items) if !items.is_empty() => {
+            let mut users: Vec<String> = Vec::new();
+            for x in items {
+                match kind_of(s, ti, before, x, memo, depth + 1)? {
+                    ParamKind::User(u) => {
+                        if !users.contains(&u) {
+                            users.push(u);
+                        }
+                    }
+                    k => {
+                        return Err(format!(
+                            "`{e}` lists {}; only lists of user-type values are passed as `struct`",
+                            kind_text(&k)
+                        ))
+                    }
+                }
+            }
+            users.sort();
+            Ok(ParamKind::List(Box::new(ParamKind::AnyUser(users))))
+        }
         Expr::Float(_) => Ok(ParamKind::Float),
         Expr::Bool(_) => Ok(ParamKind::Bool),
         Expr::Int(_) => Ok(ParamKind::Int),

@@ -766,3 +766,48 @@ fn root_given_whole_and_the_list_read_so_far() {
     let e = interp::encode(&s, &g).unwrap_err();
     assert!(e.contains("parts[0].data"), "{e}");
 }
+
+/// A `struct[]` param given list literals of values of two user types: read, and written
+/// back with the lists given again from the values written.
+#[test]
+fn struct_list_params_hold_values_of_several_types() {
+    let s = statepack_codegen::load_checked(
+        include_str!("run/params_any_struct.ksy"),
+        "params_any_struct.ksy",
+        std::path::Path::new("params_any_struct.ksy"),
+        &[],
+    )
+    .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)));
+    let bytes = [1, 2, 0xd1, 0xd2, 0xd3, 0xe1, 0xe2];
+    let v = interp::decode(&s, &bytes).unwrap();
+    let Some(DynValue::List(pair)) = v.get("pair") else {
+        panic!("pair: {:?}", v.get("pair"))
+    };
+    let types: Vec<&str> = pair
+        .iter()
+        .map(|x| match x {
+            DynValue::Struct(x) => x.type_name,
+            _ => "?",
+        })
+        .collect();
+    assert_eq!(types, ["bar", "foo"]);
+    let Some(DynValue::Struct(through)) = v.get("through") else {
+        panic!("through: {:?}", v.get("through"))
+    };
+    assert_eq!(
+        through.get("data"),
+        Some(&DynValue::Bytes(vec![0xe1, 0xe2]))
+    );
+    // Written from the fields alone (as `decode --schema` prints them): the writer gives
+    // each holder its list again, and each reads as many bytes as the list holds values.
+    let map =
+        |v: Vec<(&str, Given)>| Given::Map(v.into_iter().map(|(k, g)| (k.to_owned(), g)).collect());
+    let given = map(vec![
+        ("one", map(vec![("f", Given::Int(1))])),
+        ("two", map(vec![("b", Given::Int(2))])),
+        ("direct", map(vec![("data", Given::Str("d1d2d3".into()))])),
+        ("through", map(vec![("data", Given::Str("e1e2".into()))])),
+    ]);
+    let (out, _) = interp::encode(&s, &given).unwrap();
+    assert_eq!(out, bytes);
+}

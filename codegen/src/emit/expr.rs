@@ -345,6 +345,20 @@ impl Emitter<'_> {
                     return Err(mismatch(e));
                 };
                 let mut parts = Vec::new();
+                if let Ty::AnyUser(ts) = &**elem {
+                    // User-type values: each copied into its variant of the types' enum.
+                    self.use_any_user(ts);
+                    let en = super::any_user_ident(ts);
+                    for (x, tx) in items.iter().zip(typed) {
+                        let (xt, xty) = self.cx(x, tx, scope)?;
+                        let Ty::User(tn) = xty else {
+                            return Err(mismatch(e));
+                        };
+                        let vi = type_ident(&tn);
+                        parts.push(quote!(#en::#vi(<#vi as ::core::clone::Clone>::clone(&#xt))));
+                    }
+                    return Ok((quote!(::std::vec::Vec::from([#(#parts),*])), te.ty.clone()));
+                }
                 for (x, tx) in items.iter().zip(typed) {
                     let (mut xt, xty) = self.cx(x, tx, scope)?;
                     // An integer among floats is a float.
@@ -1195,6 +1209,7 @@ impl Emitter<'_> {
             refs: HashSet::new(),
             cur_lazy: HashSet::new(),
             any_lazy: self.any_lazy,
+            any_users: std::cell::RefCell::new(Vec::new()),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {

@@ -142,6 +142,16 @@ impl Emitter<'_> {
                         )),
                     )
                 }
+                Ty::List(e) if matches!(**e, Ty::AnyUser(_)) => {
+                    // A list literal of user-type values: copies, each in the types' enum.
+                    let Ty::AnyUser(set) = &**e else { continue };
+                    let en = super::any_user_ident(set);
+                    (
+                        quote!(::std::vec::Vec<#en>),
+                        quote!(<[#en]>::to_vec(&#ts[..])),
+                        quote!(__rf::Value::List(__x.into_iter().map(#en::into_value).collect())),
+                    )
+                }
                 other => {
                     self.err(
                         inst.value.pos,

@@ -50,6 +50,9 @@ pub enum Ty {
     List(Box<Ty>),
     /// A value of the named user type.
     User(String),
+    /// A value of one of these user types (sorted, at least one): an element of a list
+    /// literal of user-type values (`[one, two]`), passed to a `struct[]` param.
+    AnyUser(Vec<String>),
     /// The body of switch field `.1` of type `.0`.
     Switch(String, String),
     /// A conditional field (`if`) holding the given type: where it is used its absence is an
@@ -68,6 +71,7 @@ pub fn ty_name(t: &Ty) -> String {
         Ty::Enum(e) => format!("a `{e}` value"),
         Ty::List(_) => "a list".into(),
         Ty::User(u) => format!("a `{u}`"),
+        Ty::AnyUser(us) => format!("one of `{}`", us.join("`, `")),
         Ty::Switch(..) => "a switch value".into(),
         Ty::Opt(_) => "a conditional field".into(),
     }
@@ -83,6 +87,7 @@ pub fn param_ty(k: &ParamKind) -> Ty {
         ParamKind::Bytes => Ty::Bytes,
         ParamKind::Enum(e) => Ty::Enum(e.clone()),
         ParamKind::User(t) => Ty::User(t.clone()),
+        ParamKind::AnyUser(ts) => Ty::AnyUser(ts.clone()),
         ParamKind::List(inner) => Ty::List(Box::new(param_ty(inner))),
     }
 }

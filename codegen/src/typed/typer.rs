@@ -353,6 +353,23 @@ impl<'s> Typer<'s> {
         }
         let mut parts = Vec::new();
         let mut elem: Option<Ty> = None;
+        // User-type values: a list of "one of these types", whatever the mix.
+        let mut users: Vec<String> = Vec::new();
+        for x in items {
+            let v = self.ty(x, scope)?;
+            let Ty::User(u) = &v.ty else {
+                parts.clear();
+                break;
+            };
+            if !users.contains(u) {
+                users.push(u.clone());
+            }
+            parts.push(v);
+        }
+        if !parts.is_empty() {
+            users.sort();
+            return Ok(t(Ty::List(Box::new(Ty::AnyUser(users))), Node::List(parts)));
+        }
         for x in items {
             let v = self.ty(x, scope)?;
             // An integer after a float is a float (the element keeps its own type).

@@ -956,7 +956,10 @@ impl TypeWalk<'_, '_> {
                 | Ty::Enum(_)
                 | Ty::User(_) => true,
                 Ty::List(e) => {
-                    matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::User(_))
+                    matches!(
+                        **e,
+                        Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::User(_) | Ty::AnyUser(_)
+                    )
                 }
                 _ => false,
             };
