@@ -355,7 +355,7 @@ impl Emitter<'_> {
                             return Err(mismatch(e));
                         };
                         let vi = type_ident(&tn);
-                        parts.push(quote!(#en::#vi(<#vi as ::core::clone::Clone>::clone(&#xt))));
+                        parts.push(quote!(#en::#vi(#xt.clone())));
                     }
                     return Ok((quote!(::std::vec::Vec::from([#(#parts),*])), te.ty.clone()));
                 }

@@ -42,9 +42,9 @@ impl ParamsAnyStruct {
                 |__r| Holder::read_from(
                     __r,
                     ::std::vec::Vec::from([
-                        AnyOfBarFoo::Foo(<Foo as ::core::clone::Clone>::clone(&one)),
-                        AnyOfBarFoo::Bar(<Bar as ::core::clone::Clone>::clone(&two)),
-                        AnyOfBarFoo::Foo(<Foo as ::core::clone::Clone>::clone(&one)),
+                        AnyOfBarFoo::Foo(one.clone()),
+                        AnyOfBarFoo::Bar(two.clone()),
+                        AnyOfBarFoo::Foo(one.clone()),
                     ]),
                 ),
             )?;
@@ -54,8 +54,8 @@ impl ParamsAnyStruct {
                 |__r| Holder::read_from(
                     __r,
                     ::std::vec::Vec::from([
-                        AnyOfBarFoo::Bar(<Bar as ::core::clone::Clone>::clone(&two)),
-                        AnyOfBarFoo::Foo(<Foo as ::core::clone::Clone>::clone(&one)),
+                        AnyOfBarFoo::Bar(two.clone()),
+                        AnyOfBarFoo::Foo(one.clone()),
                     ]),
                 ),
             )?;
@@ -79,9 +79,9 @@ impl ParamsAnyStruct {
                 {
                     if __v.structs[..]
                         != ::std::vec::Vec::from([
-                            AnyOfBarFoo::Foo(<Foo as ::core::clone::Clone>::clone(&one)),
-                            AnyOfBarFoo::Bar(<Bar as ::core::clone::Clone>::clone(&two)),
-                            AnyOfBarFoo::Foo(<Foo as ::core::clone::Clone>::clone(&one)),
+                            AnyOfBarFoo::Foo(one.clone()),
+                            AnyOfBarFoo::Bar(two.clone()),
+                            AnyOfBarFoo::Foo(one.clone()),
                         ])[..]
                     {
                         return Err(
@@ -92,13 +92,9 @@ impl ParamsAnyStruct {
                                         "structs",
                                         __v.structs,
                                         ::std::vec::Vec::from([
-                                            AnyOfBarFoo::Foo(
-                                                <Foo as ::core::clone::Clone>::clone(&one),
-                                            ),
-                                            AnyOfBarFoo::Bar(
-                                                <Bar as ::core::clone::Clone>::clone(&two),
-                                            ),
-                                            AnyOfBarFoo::Foo(<Foo as ::core::clone::Clone>::clone(&one)),
+                                            AnyOfBarFoo::Foo(one.clone()),
+                                            AnyOfBarFoo::Bar(two.clone()),
+                                            AnyOfBarFoo::Foo(one.clone()),
                                         ]),
                                     ),
                                 ),
@@ -117,8 +113,8 @@ impl ParamsAnyStruct {
                 {
                     if __v.structs[..]
                         != ::std::vec::Vec::from([
-                            AnyOfBarFoo::Bar(<Bar as ::core::clone::Clone>::clone(&two)),
-                            AnyOfBarFoo::Foo(<Foo as ::core::clone::Clone>::clone(&one)),
+                            AnyOfBarFoo::Bar(two.clone()),
+                            AnyOfBarFoo::Foo(one.clone()),
                         ])[..]
                     {
                         return Err(
@@ -129,10 +125,8 @@ impl ParamsAnyStruct {
                                         "structs",
                                         __v.structs,
                                         ::std::vec::Vec::from([
-                                            AnyOfBarFoo::Bar(
-                                                <Bar as ::core::clone::Clone>::clone(&two),
-                                            ),
-                                            AnyOfBarFoo::Foo(<Foo as ::core::clone::Clone>::clone(&one)),
+                                            AnyOfBarFoo::Bar(two.clone()),
+                                            AnyOfBarFoo::Foo(one.clone()),
                                         ]),
                                     ),
                                 ),
@@ -163,8 +157,8 @@ impl ParamsAnyStruct {
         let through = &self.through;
         <[AnyOfBarFoo]>::to_vec(
             &::std::vec::Vec::from([
-                AnyOfBarFoo::Bar(<Bar as ::core::clone::Clone>::clone(&two)),
-                AnyOfBarFoo::Foo(<Foo as ::core::clone::Clone>::clone(&one)),
+                AnyOfBarFoo::Bar(two.clone()),
+                AnyOfBarFoo::Foo(one.clone()),
             ])[..],
         )
     }
