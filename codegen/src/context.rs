@@ -27,16 +27,21 @@ use std::collections::HashMap;
 const MAX_ROUNDS: usize = 64;
 
 /// A path from `_parent` or `_root`: the head and the member names after it (casts to user
-/// types dropped: the reading type is known statically).
+/// types dropped: the reading type is known statically). With `arg`, the head is instead a
+/// user-type param whose every reader gives `_root` or `_parent` (see [`whole_context_params`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Chain {
     root: bool,
+    arg: Option<String>,
     steps: Vec<String>,
 }
 
 impl Chain {
     fn text(&self) -> String {
-        let mut s = String::from(if self.root { "_root" } else { "_parent" });
+        let mut s = match &self.arg {
+            Some(p) => p.clone(),
+            None => String::from(if self.root { "_root" } else { "_parent" }),
+        };
         for st in &self.steps {
             s.push('.');
             s.push_str(st);
@@ -52,9 +57,9 @@ struct Use {
     key_path: String,
 }
 
-/// The chain that `e` is, if it is one (`_parent.a.b`, `_root.a`, casts to user types
-/// allowed in between).
-fn chain_of(e: &Expr, s: &Schema) -> Option<Chain> {
+/// The chain that `e` is, if it is one (`_parent.a.b`, `_root.a`, `p.a` for a param `p` in
+/// `heads`, casts to user types allowed in between).
+fn chain_of(e: &Expr, s: &Schema, heads: &[String]) -> Option<Chain> {
     let mut steps = Vec::new();
     let mut cur = e;
     loop {
@@ -68,6 +73,15 @@ fn chain_of(e: &Expr, s: &Schema) -> Option<Chain> {
                 steps.reverse();
                 return Some(Chain {
                     root: n == "_root",
+                    arg: None,
+                    steps,
+                });
+            }
+            Expr::Name(n) if heads.contains(n) && !steps.is_empty() => {
+                steps.reverse();
+                return Some(Chain {
+                    root: false,
+                    arg: Some(n.clone()),
                     steps,
                 });
             }
@@ -76,42 +90,47 @@ fn chain_of(e: &Expr, s: &Schema) -> Option<Chain> {
     }
 }
 
-/// Rewrites every chain in `e` (outermost first) with `f`, which returns its replacement.
+/// Rewrites every chain in `e` (outermost first) with `f`, which returns its replacement;
+/// `heads` are the params of the type that stand for `_root` or `_parent` of a reader.
 fn rewrite(
     e: &mut Expr,
     s: &Schema,
+    heads: &[String],
     f: &mut dyn FnMut(Chain) -> Result<Expr, String>,
 ) -> Result<(), String> {
-    if let Some(c) = chain_of(e, s) {
+    if let Some(c) = chain_of(e, s, heads) {
         *e = f(c)?;
         return Ok(());
     }
     match e {
         Expr::Name(n) if n == "_parent" || n == "_root" => Err(format!(
-            "`{n}` on its own (not followed by `.member`) is not supported"
+            "`{n}` on its own (not followed by `.member`) is not supported here; it can be the whole argument of a user-type param"
         )),
-        Expr::Cast(a, _) | Expr::Unary(_, a) | Expr::Attr(a, _) => rewrite(a, s, f),
+        Expr::Name(n) if heads.contains(n) => Err(format!(
+            "param `{n}` is given `_root` or `_parent`, so only its members (`{n}.member`) can be used"
+        )),
+        Expr::Cast(a, _) | Expr::Unary(_, a) | Expr::Attr(a, _) => rewrite(a, s, heads, f),
         Expr::Index(a, b) | Expr::Binary(_, a, b) => {
-            rewrite(a, s, f)?;
-            rewrite(b, s, f)
+            rewrite(a, s, heads, f)?;
+            rewrite(b, s, heads, f)
         }
         Expr::Call(a, _, args) => {
-            rewrite(a, s, f)?;
+            rewrite(a, s, heads, f)?;
             for x in args {
-                rewrite(x, s, f)?;
+                rewrite(x, s, heads, f)?;
             }
             Ok(())
         }
         Expr::List(items) => {
             for x in items {
-                rewrite(x, s, f)?;
+                rewrite(x, s, heads, f)?;
             }
             Ok(())
         }
         Expr::Ternary(c, a, b) => {
-            rewrite(c, s, f)?;
-            rewrite(a, s, f)?;
-            rewrite(b, s, f)
+            rewrite(c, s, heads, f)?;
+            rewrite(a, s, heads, f)?;
+            rewrite(b, s, heads, f)
         }
         _ => Ok(()),
     }
@@ -237,24 +256,45 @@ fn file_root_of(s: &Schema, i: usize) -> usize {
 /// The argument a field of type `pi` gives for chain `c` of the type it reads; `None` when
 /// `parent: false` leaves nothing to give.
 fn site_arg(c: &Chain, f: &Field, reader_is_root: bool) -> Option<Expr> {
+    let own = || {
+        so_far(f, &c.steps)
+            .unwrap_or_else(|| attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]))
+    };
     if c.root {
         return Some(if reader_is_root {
-            attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..])
+            own()
         } else {
             attr_chain(Expr::Name("_root".into()), &c.steps)
         });
     }
     match &f.parent {
-        ParentSpec::Default => Some(attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..])),
+        ParentSpec::Default => Some(own()),
         ParentSpec::None(_) => None,
         ParentSpec::Expr(e) => Some(attr_chain(e.expr.clone(), &c.steps)),
     }
 }
 
+/// The list being read, as read so far: inside an element of the repeated field `f`, the
+/// path `f.size` (reached as `_parent.f.size` or `_root.f.size`) counts the elements read
+/// before the current one, which is `_index` (as in Kaitai Struct, an element joins its list
+/// only once it is read). `None` for every other path, which names `f` as a whole and is
+/// refused as read too late.
+fn so_far(f: &Field, steps: &[String]) -> Option<Expr> {
+    let repeated = !matches!(f.repeat, Repeat::None) && !f.varint && f.at.is_none();
+    (repeated && steps.len() == 2 && steps[0] == f.id && steps[1] == "size")
+        .then(|| Expr::Name("_index".into()))
+}
+
 /// A param id for chain `c` not used in `t` yet.
 fn param_id(c: &Chain, t: &TypeDef) -> String {
     let mut base = String::from("__ctx_");
-    base.push_str(if c.root { "root" } else { "parent" });
+    match &c.arg {
+        Some(p) => {
+            base.push_str("arg_");
+            base.push_str(p.trim_start_matches('_'));
+        }
+        None => base.push_str(if c.root { "root" } else { "parent" }),
+    }
     for st in &c.steps {
         base.push('_');
         base.push_str(st.trim_start_matches('_'));
@@ -341,13 +381,76 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
     let mut diags = Vec::new();
     mark_opaque(s);
     mark_recursive(s);
-    let Some(chains) = context_chains(s, &mut diags) else {
+    let heads = whole_context_params(s);
+    let Some(chains) = context_chains(s, &heads, &mut diags) else {
         return diags;
     };
     let mut kinds: HashMap<(usize, String), Option<(ParamKind, String)>> = HashMap::new();
     context_param_types(s, &chains, &mut kinds, &mut diags);
     struct_param_types(s, &mut kinds, &mut diags);
     diags
+}
+
+/// User-type params given `_root` or `_parent` as a whole (`type: t(_root)`).
+struct Heads {
+    /// Per type: its params that stand for a reader's `_root` or `_parent`.
+    per_type: Vec<Vec<String>>,
+    /// (reading type, reading field, read type, param) -> `_root` or `_parent`, as given.
+    site: HashMap<(usize, usize, String, String), Expr>,
+}
+
+/// Finds the user-type (or `struct`) params that every field reading their type gives
+/// `_root` or `_parent` on its own, and takes them out of the type and its readers' arguments.
+/// Such a param cannot be a member (generated types hold no back-pointers and the type that
+/// gives it is still being read), so it becomes what the type uses of it: each path
+/// `p.a.b` becomes a context param, given as `_root.a.b` (or `_parent.a.b`) by each reader,
+/// lowered in turn like every such path.
+fn whole_context_params(s: &mut Schema) -> Heads {
+    let mut heads = Heads {
+        per_type: vec![Vec::new(); s.types.len()],
+        site: HashMap::new(),
+    };
+    for ci in 0..s.types.len() {
+        let tn = s.types[ci].name.clone();
+        // Readers through a switch give arguments per case; those keep the param.
+        let switched = s
+            .types
+            .iter()
+            .flat_map(|t| &t.fields)
+            .any(|f| matches!(f.kind, FieldKind::Switch { .. }) && read_types(f).contains(&tn));
+        if switched {
+            continue;
+        }
+        let mut j = 0;
+        while j < s.types[ci].params.len() {
+            let p = &s.types[ci].params[j];
+            let whole = |e: &Expr| matches!(e, Expr::Name(n) if n == "_root" || n == "_parent");
+            let mut sites = Vec::new();
+            let mut all =
+                p.context.is_none() && matches!(p.kind, ParamKind::User(_) | ParamKind::Struct);
+            for (pi, t) in s.types.iter().enumerate() {
+                for (fi, f) in t.fields.iter().enumerate() {
+                    if matches!(&f.kind, FieldKind::User { name, .. } if *name == tn) {
+                        match f.args.get(j) {
+                            Some(a) if whole(&a.expr) => sites.push((pi, fi, a.expr.clone())),
+                            _ => all = false,
+                        }
+                    }
+                }
+            }
+            if !all || sites.is_empty() {
+                j += 1;
+                continue;
+            }
+            let id = s.types[ci].params.remove(j).id;
+            for (pi, fi, e) in sites {
+                s.types[pi].fields[fi].args.remove(j);
+                heads.site.insert((pi, fi, tn.clone(), id.clone()), e);
+            }
+            heads.per_type[ci].push(id);
+        }
+    }
+    heads
 }
 
 /// Opaque types (`ks-opaque-types: true`): the names no type defines become `s.opaque`, and
@@ -414,7 +517,11 @@ fn mark_recursive(s: &mut Schema) {
 /// field that reads a type its arguments for them, until nothing changes. Returns, per type,
 /// its chains with their param ids and first uses; `None` when a path cannot be lowered
 /// (reported in `diags`).
-fn context_chains(s: &mut Schema, diags: &mut Vec<Diag>) -> Option<Vec<Vec<(Chain, String, Use)>>> {
+fn context_chains(
+    s: &mut Schema,
+    heads: &Heads,
+    diags: &mut Vec<Diag>,
+) -> Option<Vec<Vec<(Chain, String, Use)>>> {
     // `_root` is the root type of the schema file that defines the type (as in Kaitai
     // Struct: an imported schema's types see its own root): the importing schema's root,
     // or an imported schema's root type (the one of its file directly under the schema id).
@@ -446,51 +553,56 @@ fn context_chains(s: &mut Schema, diags: &mut Vec<Diag>) -> Option<Vec<Vec<(Chai
             for (e, kp) in type_exprs(t) {
                 let pos = e.pos;
                 let mut err = None;
-                let r = rewrite(&mut e.expr, &snapshot, &mut |c: Chain| {
-                    let own = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
-                    if c.root && file_root[ti] && !root_recursive[ti] {
-                        return Ok(own);
-                    }
-                    if !c.root && ti == 0 && !root_recursive[0] {
-                        return Err("the root type has no `_parent`".into());
-                    }
-                    // In a recursive root type, `_root.x` is the top level's `x`: given by
-                    // the reading field, or the type's own `x` at the top level.
-                    let in_root = c.root && file_root[ti];
-                    let wrap = move |id: String| {
-                        if in_root {
-                            Expr::Call(
-                                Box::new(Expr::Name(id)),
-                                "__or_self".into(),
-                                vec![own.clone()],
-                            )
-                        } else {
-                            Expr::Name(id)
+                let r = rewrite(
+                    &mut e.expr,
+                    &snapshot,
+                    &heads.per_type[ti],
+                    &mut |c: Chain| {
+                        let own = attr_chain(Expr::Name(c.steps[0].clone()), &c.steps[1..]);
+                        if c.root && file_root[ti] && !root_recursive[ti] {
+                            return Ok(own);
                         }
-                    };
-                    if let Some((_, id, _)) = chains[ti].iter().find(|(k, _, _)| *k == c) {
-                        return Ok(wrap(id.clone()));
-                    }
-                    let id = param_id(&c, &probe);
-                    probe.params.push(Param {
-                        id: id.clone(),
-                        doc: None,
-                        pos,
-                        kind: ParamKind::Int,
-                        context: Some(c.text()),
-                        optional: false,
-                    });
-                    chains[ti].push((
-                        c.clone(),
-                        id.clone(),
-                        Use {
+                        if !c.root && c.arg.is_none() && ti == 0 && !root_recursive[0] {
+                            return Err("the root type has no `_parent`".into());
+                        }
+                        // In a recursive root type, `_root.x` is the top level's `x`: given by
+                        // the reading field, or the type's own `x` at the top level.
+                        let in_root = c.root && file_root[ti];
+                        let wrap = move |id: String| {
+                            if in_root {
+                                Expr::Call(
+                                    Box::new(Expr::Name(id)),
+                                    "__or_self".into(),
+                                    vec![own.clone()],
+                                )
+                            } else {
+                                Expr::Name(id)
+                            }
+                        };
+                        if let Some((_, id, _)) = chains[ti].iter().find(|(k, _, _)| *k == c) {
+                            return Ok(wrap(id.clone()));
+                        }
+                        let id = param_id(&c, &probe);
+                        probe.params.push(Param {
+                            id: id.clone(),
+                            doc: None,
                             pos,
-                            key_path: kp.clone(),
-                        },
-                    ));
-                    new_params.push((c, id.clone(), pos));
-                    Ok(wrap(id))
-                });
+                            kind: ParamKind::Int,
+                            context: Some(c.text()),
+                            optional: false,
+                        });
+                        chains[ti].push((
+                            c.clone(),
+                            id.clone(),
+                            Use {
+                                pos,
+                                key_path: kp.clone(),
+                            },
+                        ));
+                        new_params.push((c, id.clone(), pos));
+                        Ok(wrap(id))
+                    },
+                );
                 if let Err(m) = r {
                     err = Some(m);
                 }
@@ -551,7 +663,14 @@ fn context_chains(s: &mut Schema, diags: &mut Vec<Diag>) -> Option<Vec<Vec<(Chai
                     let todo: Vec<Option<SrcExpr>> = chains[ci][done..]
                         .iter()
                         .map(|(c, _, _)| {
-                            site_arg(c, f, reader_is_root).map(|expr| SrcExpr {
+                            let arg = match &c.arg {
+                                Some(p) => heads
+                                    .site
+                                    .get(&(pi, fi, tn.clone(), p.clone()))
+                                    .map(|h| attr_chain(h.clone(), &c.steps)),
+                                None => site_arg(c, f, reader_is_root),
+                            };
+                            arg.map(|expr| SrcExpr {
                                 src: expr.to_string(),
                                 expr,
                                 pos: f.pos_of("type"),
@@ -633,7 +752,7 @@ fn context_param_types(
                     }
                 }
             }
-            if !c.root && !optional && sites > 0 && other_files == sites {
+            if !c.root && c.arg.is_none() && !optional && sites > 0 && other_files == sites {
                 // `_parent` is typed within the type's own schema file, as Kaitai Struct does.
                 let t = &s.types[ci];
                 diags.push(Diag::new(&t.file, u.pos, &u.key_path, format!("`{}` in `{}` has no type: the parent of `{}` is unknown in its own schema file (no field of that file reads the type; {other_files} field(s) of other schemas do, but a type's `_parent` is known only from the file that defines it)", c.text(), t.schema_name, t.schema_name), format!("read the type from a field of {}, or pass the value as a param", t.file)));
@@ -765,6 +884,7 @@ fn kind_text(k: &ParamKind) -> String {
         ParamKind::Enum(e) => format!("an `{e}`"),
         ParamKind::User(t) => format!("a `{t}`"),
         ParamKind::Struct => "a struct".into(),
+        ParamKind::AnyUser(ts) => format!("one of `{}`", ts.join("`, `")),
         ParamKind::List(i) => format!("a list of {}", kind_text(i)),
         ParamKind::Io => "a stream".into(),
     }
@@ -821,9 +941,17 @@ fn kind_of(
     }
     let t = &s.types[ti];
     match e {
+        // The index of the element being read, given by `so_far` only to the reading field.
+        Expr::Name(n) if n == "_index" && before.is_some() => Ok(ParamKind::Int),
         Expr::Name(n) => {
             if let Some((fi, f)) = t.fields.iter().enumerate().find(|(_, f)| &f.id == n) {
                 if let Some(b) = before {
+                    if fi == b && !matches!(f.repeat, Repeat::None) {
+                        return Err(format!(
+                            "`{n}` of `{}` ({}:{}:{}) is the list being read; inside its elements only `.size` (the elements read before the current one) can be used",
+                            t.schema_name, s.file, f.pos.line, f.pos.col
+                        ));
+                    }
                     if fi >= b {
                         let reader = &t.fields[b];
                         return Err(format!(
@@ -926,6 +1054,27 @@ fn kind_of(
         }
         Expr::Unary(_, a) => kind_of(s, ti, before, a, memo, depth + 1),
         Expr::Ternary(_, a, _) => kind_of(s, ti, before, a, memo, depth + 1),
+        // A list literal of user-type values: one of their types (as the typer says).
+        Expr::List(items) if !items.is_empty() => {
+            let mut users: Vec<String> = Vec::new();
+            for x in items {
+                match kind_of(s, ti, before, x, memo, depth + 1)? {
+                    ParamKind::User(u) => {
+                        if !users.contains(&u) {
+                            users.push(u);
+                        }
+                    }
+                    k => {
+                        return Err(format!(
+                            "`{e}` lists {}; only lists of user-type values are passed as `struct`",
+                            kind_text(&k)
+                        ))
+                    }
+                }
+            }
+            users.sort();
+            Ok(ParamKind::List(Box::new(ParamKind::AnyUser(users))))
+        }
         Expr::Float(_) => Ok(ParamKind::Float),
         Expr::Bool(_) => Ok(ParamKind::Bool),
         Expr::Int(_) => Ok(ParamKind::Int),

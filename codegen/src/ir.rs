@@ -147,6 +147,9 @@ pub enum ParamKind {
     /// `type: struct`: a value of some user type; the type is taken from the arguments
     /// given (every field passing it must give the same type) before emit.
     Struct,
+    /// A `struct` param given values of these user types (sorted, at least one): a copy of
+    /// one of them, which one is known when the value is (see `Ty::AnyStruct`).
+    AnyUser(Vec<String>),
     /// A list of values (`type: u2[]`, `str[]`, `block[]`, `struct[]`).
     List(Box<ParamKind>),
     /// A stream (`type: io`): its position and size

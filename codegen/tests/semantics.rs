@@ -88,6 +88,14 @@ mod context_write;
 mod context_measured;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/context_whole.rs"]
+mod context_whole;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/params_any_struct.rs"]
+mod params_any_struct;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/params.rs"]
 mod params;
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
@@ -1364,6 +1372,92 @@ fn parent_and_root_paths_reach_the_enclosing_types_fields() {
         bytes,
         "decode then encode is the identity"
     );
+}
+
+/// `run/context_whole.ksy`: count 2, kind `large`, parts of 2 and 1 bytes (`size:
+/// _parent.count - _parent.parts.size`, the list as read so far), the checker's tail of
+/// `top.count` = 2 bytes (`top` is `_root`, given whole).
+#[test]
+fn root_given_whole_and_the_list_read_so_far() {
+    let bytes = [2, 2, 0xa1, 0xa2, 0xb1, 0xc1, 0xc2];
+    let v = context_whole::ContextWhole::decode(&bytes).unwrap();
+    let lens: Vec<usize> = v.parts.iter().map(|p| p.data.len()).collect();
+    assert_eq!(lens, [2, 1], "each element sees the elements before it");
+    assert_eq!(v.parts[1].__ctx_parent_parts_size, 1);
+    // The param `top` is the paths the checker uses of it.
+    assert_eq!(v.check.tail, [0xc1, 0xc2]);
+    assert_eq!(v.check.__ctx_arg_top_count, 2);
+    assert!(v.check.is_large());
+    assert_eq!(v.check.last_len(), 1);
+    assert_eq!(
+        v.encode().unwrap(),
+        bytes,
+        "decode then encode is the identity"
+    );
+    // The writer gives each element its own index: a value built in code, whose `__ctx_`
+    // members are all 0, writes the same bytes; an element of the wrong length is refused
+    // by its size check, naming it.
+    let built = context_whole::ContextWhole {
+        kind: context_whole::Kind::Large,
+        parts: vec![
+            context_whole::Part {
+                data: vec![0xa1, 0xa2],
+                ..Default::default()
+            },
+            context_whole::Part {
+                data: vec![0xb1],
+                ..Default::default()
+            },
+        ],
+        check: context_whole::Checker {
+            tail: vec![0xc1, 0xc2],
+            ..Default::default()
+        },
+    };
+    assert_eq!(built.encode().unwrap(), bytes);
+    let mut bad = built.clone();
+    bad.parts[1].data.push(0xb2);
+    let e = bad.encode().unwrap_err().to_string();
+    assert!(e.contains("parts[1].data"), "{e}");
+}
+
+/// `run/params_any_struct.ksy`: a `foo` (f = 1), a `bar` (b = 2), then two holders of
+/// `struct[]` params given `[one, two, one]` and `[two, one]`, each reading as many bytes as
+/// it holds values.
+#[test]
+fn struct_list_params_hold_values_of_several_types() {
+    use params_any_struct::{AnyOfBarFoo, Bar, Foo, ParamsAnyStruct};
+    use statepack_runtime::reflect::{Reflect, Value};
+    let bytes = [1, 2, 0xd1, 0xd2, 0xd3, 0xe1, 0xe2];
+    let v = ParamsAnyStruct::decode(&bytes).unwrap();
+    let (foo, bar) = (
+        AnyOfBarFoo::Foo(Foo { f: 1 }),
+        AnyOfBarFoo::Bar(Bar { b: 2 }),
+    );
+    assert_eq!(v.direct.structs, [foo.clone(), bar.clone(), foo.clone()]);
+    assert_eq!(v.direct.data, [0xd1, 0xd2, 0xd3]);
+    assert_eq!(v.pair(), [bar.clone(), foo.clone()]);
+    assert_eq!(v.through.data, [0xe1, 0xe2]);
+    // The dynamic view shows each element as the value it holds.
+    let Some(Value::List(items)) = v.direct.member("structs") else {
+        panic!("structs: {:?}", v.direct.member("structs"))
+    };
+    let names: Vec<&str> = items
+        .iter()
+        .map(|x| x.as_struct().map_or("?", |s| s.schema_type()))
+        .collect();
+    assert_eq!(names, ["foo", "bar", "foo"]);
+    assert_eq!(
+        v.encode().unwrap(),
+        bytes,
+        "decode then encode is the identity"
+    );
+    // The writer gives the params again from the value written, and refuses a stored list
+    // that differs.
+    let mut bad = v.clone();
+    bad.one.f = 9;
+    let e = bad.encode().unwrap_err().to_string();
+    assert!(e.contains("param `structs`"), "{e}");
 }
 
 #[test]

@@ -276,4 +276,73 @@ impl Emitter<'_> {
             #to_value
         }
     }
+
+    /// Records that the user types `ts` are held as "one of these" (`Ty::AnyStruct`), so that
+    /// the module gets their enum.
+    pub(super) fn use_any_user(&self, ts: &[String]) {
+        let mut seen = self.any_users.borrow_mut();
+        if !seen.iter().any(|x| x == ts) {
+            seen.push(ts.to_vec());
+        }
+    }
+
+    /// One enum per set of user types held as "one of these" (a `struct` param given values
+    /// of several types, a list literal of user-type values): a variant per type holding a
+    /// copy of the value, seen through the dynamic view as that value.
+    pub(super) fn emit_any_user_enums(&self) -> Vec<TokenStream> {
+        fn any_of(k: &ParamKind) -> Option<&[String]> {
+            match k {
+                ParamKind::AnyUser(ts) => Some(ts),
+                ParamKind::List(i) => any_of(i),
+                _ => None,
+            }
+        }
+        for p in self.s.types.iter().flat_map(|t| &t.params) {
+            if let Some(ts) = any_of(&p.kind) {
+                self.use_any_user(ts);
+            }
+        }
+        let sets = self.any_users.borrow().clone();
+        let mut out = Vec::new();
+        for ts in &sets {
+            let en = any_user_ident(ts);
+            let doc = format!(
+                " A value of one of the user types `{}` (Kaitai Struct's `struct`): a copy of it.",
+                ts.join("`, `")
+            );
+            let vis: Vec<proc_macro2::Ident> = ts.iter().map(|t| type_ident(t)).collect();
+            let variants = ts.iter().zip(&vis).map(|(t, vi)| {
+                let d = format!(" A `{t}`.");
+                let ren = t.as_str();
+                quote!(#[doc = #d] #[serde(rename = #ren)] #vi(#vi))
+            });
+            let to_value = reflect::switch_impl(&en, &vis, None);
+            let first = &vis[0];
+            let default_impl = if self.default_derive().is_empty() {
+                quote!()
+            } else {
+                quote! {
+                    impl ::core::default::Default for #en {
+                        #[doc = " The first type, holding its own default value."]
+                        fn default() -> Self { Self::#first(::core::default::Default::default()) }
+                    }
+                }
+            };
+            out.push(quote! {
+                #[doc = #doc]
+                #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+                #[allow(clippy::enum_variant_names)]
+                pub enum #en { #(#variants,)* }
+                #default_impl
+                impl #en {
+                    #[doc = " The value held, seen through the dynamic view and owned by it."]
+                    pub fn into_value(self) -> __rf::Value<'static> {
+                        match self { #(#en::#vis(__x) => __rf::Value::Owned(::std::rc::Rc::new(__x)),)* }
+                    }
+                }
+                #to_value
+            });
+        }
+        out
+    }
 }

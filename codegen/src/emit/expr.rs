@@ -268,7 +268,7 @@ impl Emitter<'_> {
                 let (Expr::Attr(inner, _), Node::MemberIo(of, _)) = (&**io, &te.node) else {
                     return Err(mismatch(e));
                 };
-                if of.ty == Ty::AnyUser {
+                if of.ty == Ty::AnyStruct {
                     let s = self.stream_of(inner, of, scope)?;
                     return Ok(super::io_of::stream_attr(s, attr));
                 }
@@ -374,6 +374,20 @@ impl Emitter<'_> {
                     return Err(mismatch(e));
                 };
                 let mut parts = Vec::new();
+                if let Ty::AnyUser(ts) = &**elem {
+                    // User-type values: each copied into its variant of the types' enum.
+                    self.use_any_user(ts);
+                    let en = super::any_user_ident(ts);
+                    for (x, tx) in items.iter().zip(typed) {
+                        let (xt, xty) = self.cx(x, tx, scope)?;
+                        let Ty::User(tn) = xty else {
+                            return Err(mismatch(e));
+                        };
+                        let vi = type_ident(&tn);
+                        parts.push(quote!(#en::#vi(#xt.clone())));
+                    }
+                    return Ok((quote!(::std::vec::Vec::from([#(#parts),*])), te.ty.clone()));
+                }
                 for (x, tx) in items.iter().zip(typed) {
                     let (mut xt, xty) = self.cx(x, tx, scope)?;
                     // An integer among floats is a float.
@@ -585,11 +599,11 @@ impl Emitter<'_> {
                     }
                     Ty::List(_) => (quote!(#a[..].to_vec()), quote!(#b[..].to_vec())),
                     // Values of two user types: seen through the dynamic view.
-                    _ if te.ty == Ty::AnyUser => (dyn_user(a, &at), dyn_user(b, &bt)),
+                    _ if te.ty == Ty::AnyStruct => (dyn_user(a, &at), dyn_user(b, &bt)),
                     _ => (a, b),
                 };
-                let ty = if te.ty == Ty::AnyUser {
-                    Ty::AnyUser
+                let ty = if te.ty == Ty::AnyStruct {
+                    Ty::AnyStruct
                 } else {
                     at
                 };
@@ -1243,6 +1257,7 @@ impl Emitter<'_> {
             refs: HashSet::new(),
             cur_lazy: HashSet::new(),
             any_lazy: self.any_lazy,
+            any_users: std::cell::RefCell::new(Vec::new()),
         };
         let ty = me.ex(&i.value.expr, &scope).map(|(_, ty)| ty)?;
         if let Some(c) = &i.cond {

@@ -142,13 +142,13 @@ impl Emitter<'_> {
         scope: &Scope,
     ) -> Result<TokenStream, (String, String)> {
         match (e, &te.node) {
-            (Expr::Ternary(ce, ae, be), Node::Ternary(tc, ta, tb)) if te.ty == Ty::AnyUser => {
+            (Expr::Ternary(ce, ae, be), Node::Ternary(tc, ta, tb)) if te.ty == Ty::AnyStruct => {
                 let (c, _) = self.cx(ce, tc, scope)?;
                 let a = self.stream_of(ae, ta, scope)?;
                 let b = self.stream_of(be, tb, scope)?;
                 Ok(group(quote!(if #c { #a } else { #b })))
             }
-            (Expr::Name(n), Node::Instance { value, .. }) if te.ty == Ty::AnyUser => {
+            (Expr::Name(n), Node::Instance { value, .. }) if te.ty == Ty::AnyStruct => {
                 let inst = self.cur_instances.iter().find(|i| &i.id == n).cloned();
                 match inst {
                     Some(i) => self.stream_of(&i.value.expr, value, scope),
@@ -158,7 +158,7 @@ impl Emitter<'_> {
                     )),
                 }
             }
-            _ if te.ty == Ty::AnyUser => Err((
+            _ if te.ty == Ty::AnyStruct => Err((
                 format!("`{e}._io`: the stream of a value of one of several user types is only known for a choice `c ? a : b`"),
                 "write the choice where its `_io` is used".into(),
             )),

@@ -161,6 +161,9 @@ pub(crate) struct Emitter<'s> {
     /// Whether any type of the schema has a lazy positional instance (the root then keeps
     /// every byte after its `seq`, see `ByteReader::take_lazy_tail`).
     any_lazy: bool,
+    /// The sets of user types held as "one of these" (`Ty::AnyStruct`) so far: each becomes an
+    /// enum of the module ([`any_user_ident`]).
+    any_users: std::cell::RefCell<Vec<Vec<String>>>,
 }
 
 /// What the emission of one type collects, field by field: the struct's members, the
@@ -263,6 +266,7 @@ impl<'s> Emitter<'s> {
             typed: crate::typed::TypedSchema::default(),
             refs: crate::lazy::schema_refs(s),
             cur_lazy: HashSet::new(),
+            any_users: std::cell::RefCell::new(Vec::new()),
             any_lazy: {
                 let refs = crate::lazy::schema_refs(s);
                 s.types
@@ -388,6 +392,7 @@ impl<'s> Emitter<'s> {
                 items.push(reflect::root_fns(t));
             }
         }
+        items.extend(self.emit_any_user_enums());
         items.push(modbits::module(&self.bitfield_views));
         items.push(crate::columns::emit(&self.s.column_sets, &self.s.file));
         // Opaque types: a local name for the external type, whose `OpaqueType` methods the
@@ -566,12 +571,25 @@ fn param_rust_ty(k: &ParamKind) -> (TokenStream, Ty) {
             (quote!(#i), Ty::User(t.clone()))
         }
         ParamKind::Struct => (quote!(()), Ty::Bool),
+        ParamKind::AnyUser(ts) => {
+            let i = any_user_ident(ts);
+            (quote!(#i), Ty::AnyUser(ts.clone()))
+        }
         ParamKind::List(inner) => {
             let (r, t) = param_rust_ty(inner);
             (quote!(::std::vec::Vec<#r>), Ty::List(Box::new(t)))
         }
         ParamKind::Io => (quote!(::statepack_runtime::positional::Stream), Ty::Io),
     }
+}
+
+/// The enum holding a value of one of the user types `ts` (`AnyOfBarFoo` for `bar`, `foo`).
+pub(crate) fn any_user_ident(ts: &[String]) -> proc_macro2::Ident {
+    let mut n = String::from("AnyOf");
+    for t in ts {
+        n.push_str(&type_ident(t).to_string());
+    }
+    format_ident!("{n}")
 }
 
 /// Whether the writer takes the value of context param `p` by value (numbers, conditions,
@@ -591,7 +609,7 @@ fn convert_arg(ts: TokenStream, want: &Ty) -> TokenStream {
         Ty::Float => group(quote!(#ts as f64)),
         Ty::Str => quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
         Ty::Bytes => quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
-        Ty::User(_) => quote!(#ts.clone()),
+        Ty::User(_) | Ty::AnyUser(_) => quote!(#ts.clone()),
         Ty::List(e) => match &**e {
             Ty::Int => {
                 quote!(#ts.iter().map(|__x| *__x as i128).collect::<::std::vec::Vec<i128>>())

@@ -103,7 +103,7 @@ impl Emitter<'_> {
                     quote!(__rf::Value::Owned(::std::rc::Rc::new(__x))),
                 ),
                 // A value of one of several user types, seen through the dynamic view.
-                Ty::AnyUser => (
+                Ty::AnyStruct => (
                     quote!(&dyn ::statepack_runtime::reflect::Reflect),
                     ts,
                     quote!(__rf::Value::Struct(__x)),
@@ -167,6 +167,16 @@ impl Emitter<'_> {
                         quote!(__rf::Value::List(
                             __x.iter().map(|__e| __rf::Value::Struct(__e)).collect()
                         )),
+                    )
+                }
+                Ty::List(e) if matches!(**e, Ty::AnyUser(_)) => {
+                    // A list literal of user-type values: copies, each in the types' enum.
+                    let Ty::AnyUser(set) = &**e else { continue };
+                    let en = super::any_user_ident(set);
+                    (
+                        quote!(::std::vec::Vec<#en>),
+                        quote!(<[#en]>::to_vec(&#ts[..])),
+                        quote!(__rf::Value::List(__x.into_iter().map(#en::into_value).collect())),
                     )
                 }
                 other => {

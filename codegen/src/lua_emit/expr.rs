@@ -111,6 +111,7 @@ pub fn param_kind(k: &ParamKind) -> Kind {
         ParamKind::Bytes => Kind::Bytes,
         ParamKind::Enum(e) => Kind::Enum(e.clone()),
         ParamKind::User(t) => Kind::User(vec![t.clone()]),
+        ParamKind::AnyUser(ts) => Kind::User(ts.clone()),
         ParamKind::Struct | ParamKind::Io => Kind::Any,
         ParamKind::List(k) => Kind::List(Box::new(param_kind(k))),
     }

@@ -50,6 +50,9 @@ pub enum Ty {
     List(Box<Ty>),
     /// A value of the named user type.
     User(String),
+    /// A value of one of these user types (sorted, at least one): an element of a list
+    /// literal of user-type values (`[one, two]`), passed to a `struct[]` param.
+    AnyUser(Vec<String>),
     /// The body of switch field `.1` of type `.0`.
     Switch(String, String),
     /// A conditional field (`if`) holding the given type: where it is used its absence is an
@@ -59,8 +62,8 @@ pub enum Ty {
     /// (`statepack_runtime::positional::Stream`).
     Io,
     /// A user-type value of one of several user types (`c ? a : b` over values of two
-    /// types): only its `_io` can be used.
-    AnyUser,
+    /// types, Kaitai Struct's common supertype of user types): only its `_io` can be used.
+    AnyStruct,
 }
 
 /// How a type is named in diagnostics (`an integer`, `a \`kind\` value`, ...).
@@ -74,10 +77,11 @@ pub fn ty_name(t: &Ty) -> String {
         Ty::Enum(e) => format!("a `{e}` value"),
         Ty::List(_) => "a list".into(),
         Ty::User(u) => format!("a `{u}`"),
+        Ty::AnyUser(us) => format!("one of `{}`", us.join("`, `")),
         Ty::Switch(..) => "a switch value".into(),
         Ty::Opt(_) => "a conditional field".into(),
         Ty::Io => "a stream".into(),
-        Ty::AnyUser => "a user-type value of one of several types".into(),
+        Ty::AnyStruct => "a user-type value of one of several types".into(),
     }
 }
 
@@ -91,6 +95,7 @@ pub fn param_ty(k: &ParamKind) -> Ty {
         ParamKind::Bytes => Ty::Bytes,
         ParamKind::Enum(e) => Ty::Enum(e.clone()),
         ParamKind::User(t) => Ty::User(t.clone()),
+        ParamKind::AnyUser(ts) => Ty::AnyUser(ts.clone()),
         ParamKind::List(inner) => Ty::List(Box::new(param_ty(inner))),
         ParamKind::Io => Ty::Io,
     }

@@ -278,7 +278,7 @@ impl<'s> Typer<'s> {
             if a == "_io" {
                 // `value._io.pos`: the stream of a user-type value.
                 let v = self.ty(obj, scope)?;
-                if !matches!(v.ty, Ty::User(_) | Ty::AnyUser) {
+                if !matches!(v.ty, Ty::User(_) | Ty::AnyStruct) {
                     return bad(
                         format!(
                             "`._io` applies to a user-type value, not {}",
@@ -292,7 +292,7 @@ impl<'s> Typer<'s> {
             }
         }
         let v = self.ty(inner, scope)?;
-        if attr == "_io" && matches!(v.ty, Ty::User(_) | Ty::AnyUser) {
+        if attr == "_io" && matches!(v.ty, Ty::User(_) | Ty::AnyStruct) {
             // `value._io` as a value: the stream of a user-type value.
             return Ok(t(Ty::Io, Node::Stream(Some(bx(v)))));
         }
@@ -386,6 +386,23 @@ impl<'s> Typer<'s> {
         }
         let mut parts = Vec::new();
         let mut elem: Option<Ty> = None;
+        // User-type values: a list of "one of these types", whatever the mix.
+        let mut users: Vec<String> = Vec::new();
+        for x in items {
+            let v = self.ty(x, scope)?;
+            let Ty::User(u) = &v.ty else {
+                parts.clear();
+                break;
+            };
+            if !users.contains(u) {
+                users.push(u.clone());
+            }
+            parts.push(v);
+        }
+        if !parts.is_empty() {
+            users.sort();
+            return Ok(t(Ty::List(Box::new(Ty::AnyUser(users))), Node::List(parts)));
+        }
         for x in items {
             let v = self.ty(x, scope)?;
             // An integer after a float is a float (the element keeps its own type).
@@ -603,9 +620,9 @@ impl<'s> Typer<'s> {
         }
         // Values of two user types: Kaitai Struct's common supertype, whose `_io` is all
         // that can be used.
-        let users = |x: &Ty| matches!(x, Ty::User(_) | Ty::AnyUser);
+        let users = |x: &Ty| matches!(x, Ty::User(_) | Ty::AnyStruct);
         if a.ty != b.ty && users(&a.ty) && users(&b.ty) {
-            return Ok(t(Ty::AnyUser, Node::Ternary(bx(c), bx(a), bx(b))));
+            return Ok(t(Ty::AnyStruct, Node::Ternary(bx(c), bx(a), bx(b))));
         }
         if a.ty != b.ty && !self.one_switch_enum(&a.ty, &b.ty) {
             return bad(
@@ -945,10 +962,14 @@ impl<'s> Typer<'s> {
         (0..=scope.len()).find_map(|k| find(&scope[k..]))
     }
 
-    /// `.as<t>` in a test spec: a switch value (or a user-type value) seen as one of the
-    /// schema's types named by its path, or a switch value seen as bytes.
+    /// `.as<t>` in a test spec: a switch value, a user-type value or one of several user
+    /// types seen as one of the schema's types named by its path, or a switch value seen as
+    /// bytes.
     fn assert_cast(&self, v: &TExpr, target: &str) -> Option<TExpr> {
-        if !matches!(v.ty, Ty::Switch(..) | Ty::User(_)) {
+        if !matches!(
+            v.ty,
+            Ty::Switch(..) | Ty::User(_) | Ty::AnyUser(_) | Ty::AnyStruct
+        ) {
             return None;
         }
         let ty = if target == "bytes" {

@@ -943,9 +943,12 @@ impl TypeWalk<'_, '_> {
                 | Ty::User(_)
                 | Ty::Switch(..)
                 | Ty::Io
-                | Ty::AnyUser => true,
+                | Ty::AnyStruct => true,
                 Ty::List(e) => {
-                    matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::User(_))
+                    matches!(
+                        **e,
+                        Ty::Int | Ty::Float | Ty::Str | Ty::Bool | Ty::User(_) | Ty::AnyUser(_)
+                    )
                 }
                 _ => false,
             };

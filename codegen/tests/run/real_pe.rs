@@ -613,7 +613,7 @@ pub struct OptionalHeader {
     /// Stack reserve and commit, heap reserve and commit.
     ///
     /// Schema: `codegen/tests/run/real_pe.ksy` line 114.
-    pub stack_and_heap: ::std::vec::Vec<OptionalHeaderStackAndHeap>,
+    pub stack_and_heap: ::std::vec::Vec<OptionalHeaderImageBase>,
     /// Schema: `codegen/tests/run/real_pe.ksy` line 123.
     pub loader_flags: u32,
     /// Schema: `codegen/tests/run/real_pe.ksy` line 127.
@@ -846,7 +846,7 @@ impl OptionalHeader {
             )
         };
         __r.enter(__io::PathSeg::Field("stack_and_heap"));
-        let stack_and_heap: ::std::vec::Vec<OptionalHeaderStackAndHeap> = {
+        let stack_and_heap: ::std::vec::Vec<OptionalHeaderImageBase> = {
             let __l = {
                 let __n = __r
                     .check_count(4_i128, 0)
@@ -857,18 +857,15 @@ impl OptionalHeader {
                     __r.enter(__io::PathSeg::Index(__i));
                     __list
                         .push({
-                            let __v: OptionalHeaderStackAndHeap = {
+                            let __v: OptionalHeaderImageBase = {
                                 {
                                     let __sw: i128 = magic as i128;
                                     if __sw == 267_i128 {
-                                        __r.read_u32le().map(OptionalHeaderStackAndHeap::U4le)
+                                        __r.read_u32le().map(OptionalHeaderImageBase::U4le)
                                     } else if __sw == 523_i128 {
-                                        __r.read_u64le().map(OptionalHeaderStackAndHeap::U8le)
+                                        __r.read_u64le().map(OptionalHeaderImageBase::U8le)
                                     } else {
-                                        Ok::<
-                                            _,
-                                            __io::DecodeError,
-                                        >(OptionalHeaderStackAndHeap::NoCase)
+                                        Ok::<_, __io::DecodeError>(OptionalHeaderImageBase::NoCase)
                                     }
                                 }
                             }
@@ -1052,7 +1049,7 @@ impl OptionalHeader {
                     {
                         let __sw: i128 = magic as i128;
                         match __v {
-                            OptionalHeaderStackAndHeap::U4le(__x) => {
+                            OptionalHeaderImageBase::U4le(__x) => {
                                 if __sw != 267_i128 {
                                     return Err(
                                         __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {
@@ -1063,7 +1060,7 @@ impl OptionalHeader {
                                 }
                                 __w.write_u32le(*__x);
                             }
-                            OptionalHeaderStackAndHeap::U8le(__x) => {
+                            OptionalHeaderImageBase::U8le(__x) => {
                                 if __sw != 523_i128 {
                                     return Err(
                                         __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {
@@ -1074,7 +1071,7 @@ impl OptionalHeader {
                                 }
                                 __w.write_u64le(*__x);
                             }
-                            OptionalHeaderStackAndHeap::NoCase => {
+                            OptionalHeaderImageBase::NoCase => {
                                 if __sw == 267_i128 || __sw == 523_i128 {
                                     return Err(
                                         __io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch {
@@ -1189,7 +1186,7 @@ impl __rf::Reflect for OptionalHeader {
     }
 }
 ::statepack_runtime::struct_to_value!(OptionalHeader);
-/// The body of `optional_header.image_base`, selected by `magic`.
+/// The body of `optional_header.image_base`, selected by `magic`. Also the body of `optional_header.stack_and_heap`, which has the same cases.
 ///
 /// Schema: `codegen/tests/run/real_pe.ksy` line 80.
 #[derive(Debug, Clone, PartialEq, __serde::Serialize, __serde::Deserialize)]
@@ -1243,67 +1240,6 @@ impl __rf::ToValue for OptionalHeaderImageBase {
             OptionalHeaderImageBase::U4le(__x) => __x.to_value(),
             OptionalHeaderImageBase::U8le(__x) => __x.to_value(),
             OptionalHeaderImageBase::NoCase => __rf::Value::Null,
-        }
-    }
-}
-/// The body of `optional_header.stack_and_heap`, selected by `magic`.
-///
-/// Schema: `codegen/tests/run/real_pe.ksy` line 114.
-#[derive(Debug, Clone, PartialEq, __serde::Serialize, __serde::Deserialize)]
-#[serde(crate = "::statepack_runtime::serde")]
-#[allow(clippy::enum_variant_names)]
-pub enum OptionalHeaderStackAndHeap {
-    /// Selected when the switch value is `0x10b`.
-    #[serde(rename = "u4le")]
-    U4le(u32),
-    /// Selected when the switch value is `0x20b`.
-    #[serde(rename = "u8le")]
-    U8le(u64),
-    /// No case matched the switch value (and there is no `_` case): nothing was read.
-    NoCase,
-}
-impl ::core::default::Default for OptionalHeaderStackAndHeap {
-    /// The first case, holding its own default value.
-    fn default() -> Self {
-        Self::U4le(::core::default::Default::default())
-    }
-}
-impl OptionalHeaderStackAndHeap {
-    /// The number of bytes the selected case writes.
-    pub fn encoded_len(&self) -> usize {
-        match self {
-            OptionalHeaderStackAndHeap::U4le(__x) => 4,
-            OptionalHeaderStackAndHeap::U8le(__x) => 8,
-            OptionalHeaderStackAndHeap::NoCase => 0,
-        }
-    }
-    /// The number read, whichever case was selected. Errors: no case matched.
-    pub fn value(&self) -> ::std::result::Result<i128, __io::ExprError> {
-        match self {
-            OptionalHeaderStackAndHeap::U4le(__x) => {
-                ::std::result::Result::Ok(*__x as i128)
-            }
-            OptionalHeaderStackAndHeap::U8le(__x) => {
-                ::std::result::Result::Ok(*__x as i128)
-            }
-            OptionalHeaderStackAndHeap::NoCase => {
-                ::std::result::Result::Err(
-                    __io::ExprError(
-                        ::std::string::String::from(
-                            "no switch case matched, so the field has no value",
-                        ),
-                    ),
-                )
-            }
-        }
-    }
-}
-impl __rf::ToValue for OptionalHeaderStackAndHeap {
-    fn to_value(&self) -> __rf::Value<'_> {
-        match self {
-            OptionalHeaderStackAndHeap::U4le(__x) => __x.to_value(),
-            OptionalHeaderStackAndHeap::U8le(__x) => __x.to_value(),
-            OptionalHeaderStackAndHeap::NoCase => __rf::Value::Null,
         }
     }
 }
