@@ -62,135 +62,8 @@ impl Emitter<'_> {
                     continue;
                 }
             };
-            let (rty, body, reflect) = match &ty {
-                Ty::Int => (quote!(i128), ts, quote!(__rf::Value::Int(__x))),
-                Ty::Float => (quote!(f64), ts, quote!(__rf::Value::Float(__x))),
-                Ty::Bool => (quote!(bool), ts, quote!(__rf::Value::Bool(__x))),
-                Ty::Str => (
-                    quote!(::std::string::String),
-                    quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
-                    quote!(__rf::Value::Str(::std::borrow::Cow::Owned(__x))),
-                ),
-                Ty::Bytes => (
-                    quote!(::std::vec::Vec<u8>),
-                    quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
-                    quote!(__rf::Value::Bytes(::std::borrow::Cow::Owned(__x))),
-                ),
-                Ty::Enum(e) => {
-                    let ei = type_ident(e);
-                    (
-                        quote!(#ei),
-                        ts,
-                        if self.open_enums.contains(e) {
-                            quote!(__rf::Value::Enum(__rf::EnumValue { enum_name: #ei::SCHEMA_NAME, name: __x.listed_name(), value: __x.to_i() }))
-                        } else {
-                            quote!(__rf::Value::Enum(__rf::EnumValue { enum_name: #ei::SCHEMA_NAME, name: ::std::option::Option::Some(__x.name()), value: __x.to_i() }))
-                        },
-                    )
-                }
-                Ty::User(tn) => {
-                    let ti = type_ident(tn);
-                    (
-                        quote!(&#ti),
-                        quote!(::std::convert::identity::<&#ti>(#ts)),
-                        quote!(__rf::Value::Struct(__x)),
-                    )
-                }
-                // A stream: its position and size, a value of type `io` in the dynamic view.
-                Ty::Io => (
-                    quote!(::statepack_runtime::positional::Stream),
-                    ts,
-                    quote!(__rf::Value::Owned(::std::rc::Rc::new(__x))),
-                ),
-                // A value of one of several user types, seen through the dynamic view.
-                Ty::AnyStruct => (
-                    quote!(&dyn ::statepack_runtime::reflect::Reflect),
-                    ts,
-                    quote!(__rf::Value::Struct(__x)),
-                ),
-                Ty::List(e) if matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool) => {
-                    let (ety, conv, item) = match &**e {
-                        Ty::Int => (
-                            quote!(i128),
-                            quote!(*__e as i128),
-                            quote!(__rf::Value::Int(*__e)),
-                        ),
-                        Ty::Float => (
-                            quote!(f64),
-                            quote!(*__e as f64),
-                            quote!(__rf::Value::Float(*__e)),
-                        ),
-                        Ty::Bool => (quote!(bool), quote!(*__e), quote!(__rf::Value::Bool(*__e))),
-                        _ => (
-                            quote!(::std::string::String),
-                            quote!(::std::string::String::from(AsRef::<str>::as_ref(__e))),
-                            quote!(__rf::Value::Str(::std::borrow::Cow::Owned(__e.clone()))),
-                        ),
-                    };
-                    let body = match &**e {
-                        Ty::Int | Ty::Float => self.wide_list(ts, &inst.value.expr, e),
-                        _ => {
-                            quote!(#ts.iter().map(|__e| #conv).collect::<::std::vec::Vec<#ety>>())
-                        }
-                    };
-                    (
-                        quote!(::std::vec::Vec<#ety>),
-                        body,
-                        quote!(__rf::Value::List(__x.iter().map(|__e| #item).collect())),
-                    )
-                }
-                Ty::Switch(owner, fid) => {
-                    // The body of a switch field (or of one of two with the same cases, `c ?
-                    // a : b`): borrowed, shown as the case it holds.
-                    let en = self
-                        .s
-                        .type_def(owner)
-                        .and_then(|o| o.fields.iter().find(|g| &g.id == fid).map(|g| (o, g)))
-                        .map(|(o, g)| Self::switch_enum_name(o, g));
-                    let Some(en) = en else { continue };
-                    (
-                        quote!(&#en),
-                        quote!(::std::convert::identity::<&#en>(#ts)),
-                        quote!(__rf::ToValue::to_value(__x)),
-                    )
-                }
-                Ty::List(e) if matches!(**e, Ty::User(_)) => {
-                    // A list of user-type values: borrowed from the fields it comes from.
-                    let tn = match &**e {
-                        Ty::User(tn) => tn.as_str(),
-                        _ => "",
-                    };
-                    let ti = type_ident(tn);
-                    (
-                        quote!(&[#ti]),
-                        quote!(&#ts[..]),
-                        quote!(__rf::Value::List(
-                            __x.iter().map(|__e| __rf::Value::Struct(__e)).collect()
-                        )),
-                    )
-                }
-                Ty::List(e) if matches!(**e, Ty::AnyUser(_)) => {
-                    // A list literal of user-type values: copies, each in the types' enum.
-                    let Ty::AnyUser(set) = &**e else { continue };
-                    let en = super::any_user_ident(set);
-                    (
-                        quote!(::std::vec::Vec<#en>),
-                        quote!(<[#en]>::to_vec(&#ts[..])),
-                        quote!(__rf::Value::List(__x.into_iter().map(#en::into_value).collect())),
-                    )
-                }
-                other => {
-                    self.err(
-                        inst.value.pos,
-                        &format!("{kp}.value"),
-                        format!(
-                            "value instances of {} are not supported yet",
-                            ty_name(other)
-                        ),
-                        "give the instance a number, condition, string, bytes or enum value",
-                    );
-                    continue;
-                }
+            let Some((rty, body, reflect)) = self.instance_repr(inst, &ty, ts) else {
+                continue;
             };
             // The lazy positional instances it names are read now if they have not been; a
             // failed read is the instance's failure.
@@ -339,5 +212,147 @@ impl Emitter<'_> {
             }
         }
         (binds, scope)
+    }
+    /// How value instance `inst`, whose value `ts` has type `ty`, is returned by its method
+    /// and shown in the dynamic view: the Rust return type, the body giving it from `ts`, and
+    /// the view of `__x`, the method's value. `None` (reported) for a type a value instance
+    /// cannot return.
+    fn instance_repr(
+        &mut self,
+        inst: &crate::ir::Instance,
+        ty: &Ty,
+        ts: TokenStream,
+    ) -> Option<(TokenStream, TokenStream, TokenStream)> {
+        let kp = &inst.key_path;
+        Some(match ty {
+            Ty::Int => (quote!(i128), ts, quote!(__rf::Value::Int(__x))),
+            Ty::Float => (quote!(f64), ts, quote!(__rf::Value::Float(__x))),
+            Ty::Bool => (quote!(bool), ts, quote!(__rf::Value::Bool(__x))),
+            Ty::Str => (
+                quote!(::std::string::String),
+                quote!(::std::string::String::from(AsRef::<str>::as_ref(&#ts))),
+                quote!(__rf::Value::Str(::std::borrow::Cow::Owned(__x))),
+            ),
+            Ty::Bytes => (
+                quote!(::std::vec::Vec<u8>),
+                quote!(AsRef::<[u8]>::as_ref(&#ts).to_vec()),
+                quote!(__rf::Value::Bytes(::std::borrow::Cow::Owned(__x))),
+            ),
+            Ty::Enum(e) => {
+                let ei = type_ident(e);
+                (
+                    quote!(#ei),
+                    ts,
+                    if self.open_enums.contains(e) {
+                        quote!(__rf::Value::Enum(__rf::EnumValue { enum_name: #ei::SCHEMA_NAME, name: __x.listed_name(), value: __x.to_i() }))
+                    } else {
+                        quote!(__rf::Value::Enum(__rf::EnumValue { enum_name: #ei::SCHEMA_NAME, name: ::std::option::Option::Some(__x.name()), value: __x.to_i() }))
+                    },
+                )
+            }
+            Ty::User(tn) => {
+                let ti = type_ident(tn);
+                (
+                    quote!(&#ti),
+                    quote!(::std::convert::identity::<&#ti>(#ts)),
+                    quote!(__rf::Value::Struct(__x)),
+                )
+            }
+            // A stream: its position and size, a value of type `io` in the dynamic view.
+            Ty::Io => (
+                quote!(::statepack_runtime::positional::Stream),
+                ts,
+                quote!(__rf::Value::Owned(::std::rc::Rc::new(__x))),
+            ),
+            // A value of one of several user types, seen through the dynamic view.
+            Ty::AnyStruct => (
+                quote!(&dyn ::statepack_runtime::reflect::Reflect),
+                ts,
+                quote!(__rf::Value::Struct(__x)),
+            ),
+            Ty::List(e) if matches!(**e, Ty::Int | Ty::Float | Ty::Str | Ty::Bool) => {
+                let (ety, conv, item) = match &**e {
+                    Ty::Int => (
+                        quote!(i128),
+                        quote!(*__e as i128),
+                        quote!(__rf::Value::Int(*__e)),
+                    ),
+                    Ty::Float => (
+                        quote!(f64),
+                        quote!(*__e as f64),
+                        quote!(__rf::Value::Float(*__e)),
+                    ),
+                    Ty::Bool => (quote!(bool), quote!(*__e), quote!(__rf::Value::Bool(*__e))),
+                    _ => (
+                        quote!(::std::string::String),
+                        quote!(::std::string::String::from(AsRef::<str>::as_ref(__e))),
+                        quote!(__rf::Value::Str(::std::borrow::Cow::Owned(__e.clone()))),
+                    ),
+                };
+                let body = match &**e {
+                    Ty::Int | Ty::Float => self.wide_list(ts, &inst.value.expr, e),
+                    _ => {
+                        quote!(#ts.iter().map(|__e| #conv).collect::<::std::vec::Vec<#ety>>())
+                    }
+                };
+                (
+                    quote!(::std::vec::Vec<#ety>),
+                    body,
+                    quote!(__rf::Value::List(__x.iter().map(|__e| #item).collect())),
+                )
+            }
+            Ty::Switch(owner, fid) => {
+                // The body of a switch field (or of one of two with the same cases, `c ?
+                // a : b`): borrowed, shown as the case it holds.
+                let en = self
+                    .s
+                    .type_def(owner)
+                    .and_then(|o| o.fields.iter().find(|g| &g.id == fid).map(|g| (o, g)))
+                    .map(|(o, g)| Self::switch_enum_name(o, g));
+                let en = en?;
+                (
+                    quote!(&#en),
+                    quote!(::std::convert::identity::<&#en>(#ts)),
+                    quote!(__rf::ToValue::to_value(__x)),
+                )
+            }
+            Ty::List(e) if matches!(**e, Ty::User(_)) => {
+                // A list of user-type values: borrowed from the fields it comes from.
+                let tn = match &**e {
+                    Ty::User(tn) => tn.as_str(),
+                    _ => "",
+                };
+                let ti = type_ident(tn);
+                (
+                    quote!(&[#ti]),
+                    quote!(&#ts[..]),
+                    quote!(__rf::Value::List(
+                        __x.iter().map(|__e| __rf::Value::Struct(__e)).collect()
+                    )),
+                )
+            }
+            Ty::List(e) if matches!(**e, Ty::AnyUser(_)) => {
+                // A list literal of user-type values: copies, each in the types' enum.
+                let Ty::AnyUser(set) = &**e else { return None };
+                let en = super::any_user_ident(set);
+                (
+                    quote!(::std::vec::Vec<#en>),
+                    quote!(<[#en]>::to_vec(&#ts[..])),
+                    quote!(__rf::Value::List(__x.into_iter().map(#en::into_value).collect())),
+                )
+            }
+            other => {
+                self.err(
+                    inst.value.pos,
+                    &format!("{kp}.value"),
+                    format!(
+                        "value instances of {} are not supported yet",
+                        ty_name(other)
+                    ),
+                    "give the instance a number, condition, string, bytes or enum value",
+                );
+                return None;
+            }
+        })
     }
 }
