@@ -30,7 +30,7 @@ const WRITE_TO: &str = "STATEPACK_ENCODE_MEM_WRITE_TO";
 #[test]
 fn cbtrack_encode_stays_within_5_bytes_per_json_byte() {
     if let Some(dir) = std::env::var_os(WRITE_TO) {
-        let mut spec = MatchSpec::crowd(study_walk_clip(), 12, 3600);
+        let mut spec = MatchSpec::crowd(study_walk_clip(), 12, 5400);
         spec.window_length = 900;
         let mut cur = std::io::Cursor::new(Vec::new());
         spec.write(&mut cur, |_, _| {}).unwrap();

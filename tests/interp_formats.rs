@@ -289,6 +289,11 @@ fn given_of(v: &DynValue) -> statepack_codegen::interp::Given {
         DynValue::Bytes(b) => Given::Str(b.iter().map(|x| format!("{x:02x}")).collect()),
         DynValue::Enum(e) => Given::Int(e.value),
         DynValue::List(l) => Given::List(l.iter().map(given_of).collect()),
+        // A stream, as `decode --schema` prints it.
+        DynValue::Io { pos, size } => Given::Map(vec![
+            ("pos".to_owned(), Given::Int(*pos)),
+            ("size".to_owned(), Given::Int(*size)),
+        ]),
         DynValue::Struct(s) => Given::Map(
             s.members
                 .iter()
