@@ -1887,15 +1887,27 @@ impl<'a> Emitter<'a> {
         let i0 = ind(d);
         let iw = self.fresh("iw");
         let fname = lua_str(f.id.as_bytes());
+        // The root's one instance at `_io.size - k` ends the output, as the Rust writer's
+        // trailer does (`S.placeTrailer`).
+        let trailer = crate::instances::trailer(self.s)
+            .filter(|(id, _)| *id == f.id && self.s.types.first().is_some_and(|r| r.name == t.name))
+            .map(|(_, k)| k);
+        let place = match trailer {
+            Some(k) => format!(
+                "{i0}end\n{i0}S.placeTrailer(w, {iw}, {}, {k})\n",
+                lua_str(f.key_path.as_bytes())
+            ),
+            None => format!(
+                "{i0}end\n{i0}S.place(w, {iw}, {})\n",
+                lua_str(f.key_path.as_bytes())
+            ),
+        };
         Ok((
             format!(
                 "{i0}local {iw} = S.instanceWriter(w, {pos}, {}, {fname})\n{i0}do\n{i0}\tlocal w = {iw}\n",
                 at.whole
             ),
-            format!(
-                "{i0}end\n{i0}S.place(w, {iw}, {})\n",
-                lua_str(f.key_path.as_bytes())
-            ),
+            place,
         ))
     }
 
