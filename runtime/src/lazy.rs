@@ -17,6 +17,12 @@
 //! [`crate::positional::instance_bytes_budget`] (and its processed-bytes budget). The bytes are
 //! shared: one copy of a reader's input (an `Arc`), whatever number of instances hold it.
 //!
+//! An instance read from a substream of the root type that the root reads after the type
+//! holding the instance (`io: _root.x._io`) finds that substream's bounds with the shared
+//! bytes: the root's reader keeps them once it has read `x`
+//! ([`ByteReader::keep_later_stream`]), and the read on first use enters them
+//! ([`ByteReader::enter_later_stream`]).
+//!
 //! A value built by hand is [`Lazy::new`] (or `Lazy::from(value)`, or `Default`); it holds no
 //! stream. `Clone` keeps the value read or the read still to do (both clones share the
 //! bytes); `PartialEq` compares the values (reading both; two failed reads are equal when
