@@ -289,3 +289,19 @@ fn an_instance_whose_bytes_another_value_holds_is_written_only_as_read() {
     let out = v.encode().unwrap();
     assert_eq!(out[6], b'C');
 }
+
+#[test]
+fn an_instance_from_a_later_stream_that_the_seq_needs_is_refused() {
+    // `size: label.length` needs the label while the record is read, before the pool is.
+    let text = "meta:\n  id: later_stream\nseq:\n  - id: rec\n    type: rec\n  - id: pool\n    type: pool\n    size-eos: true\ntypes:\n  rec:\n    seq:\n      - id: ofs\n        type: u1\n      - id: body\n        size: label.length\n    instances:\n      label:\n        io: _root.pool._io\n        pos: ofs\n        type: strz\n        encoding: ASCII\n  pool:\n    seq:\n      - id: b\n        size-eos: true\n";
+    let e = statepack_codegen::generate(text, "later_stream.ksy").unwrap_err();
+    let shown = statepack_codegen::render(&e);
+    assert!(shown.contains("can only be read on first use"), "{shown}");
+    let checked = statepack_codegen::load_checked(
+        text,
+        "later_stream.ksy",
+        std::path::Path::new("later_stream.ksy"),
+        &[],
+    );
+    assert!(checked.is_err(), "the interpreter refuses it too");
+}
