@@ -381,6 +381,7 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
     let mut diags = Vec::new();
     mark_opaque(s);
     mark_recursive(s);
+    forward_streams(s);
     let heads = whole_context_params(s);
     let Some(chains) = context_chains(s, &heads, &mut diags) else {
         return diags;
@@ -389,6 +390,86 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
     context_param_types(s, &chains, &mut kinds, &mut diags);
     struct_param_types(s, &mut kinds, &mut diags);
     diags
+}
+
+/// `io: _root.X._io` of a positional instance whose type the root reads before its field
+/// `X` (a user-type value read with a `size`, once, without `if`): `X` has no value when the
+/// type is read, so the path cannot be a context param. Kaitai Struct reads such an instance
+/// on first use, when `X` is there; statepack does too: the instance is marked
+/// `Positional::io_later` (always read on first use, from the substream the root's reader
+/// keeps for `X`, see `emit::io_later`). Other paths to fields read later stay refused below.
+fn forward_streams(s: &mut Schema) {
+    if s.types.is_empty() {
+        return;
+    }
+    let index: HashMap<String, usize> = s
+        .types
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), i))
+        .collect();
+    // The types read (directly or not) by each root field.
+    let reached: Vec<std::collections::HashSet<usize>> = s.types[0]
+        .fields
+        .iter()
+        .map(|f| {
+            let mut seen = std::collections::HashSet::new();
+            let mut todo: Vec<usize> = read_types(f)
+                .iter()
+                .filter_map(|n| index.get(n).copied())
+                .collect();
+            while let Some(k) = todo.pop() {
+                if seen.insert(k) {
+                    for g in &s.types[k].fields {
+                        todo.extend(read_types(g).iter().filter_map(|n| index.get(n).copied()));
+                    }
+                }
+            }
+            seen
+        })
+        .collect();
+    let root_file = s.types[0].file.clone();
+    let mut marks = Vec::new();
+    for ti in 1..s.types.len() {
+        if s.types[ti].file != root_file || file_root_of(s, ti) != 0 {
+            continue;
+        }
+        for (fi, f) in s.types[ti].fields.iter().enumerate() {
+            let Some(Expr::Attr(head, x)) =
+                f.at.as_ref()
+                    .and_then(|a| a.io_of.as_ref())
+                    .map(|e| &e.expr)
+            else {
+                continue;
+            };
+            if !matches!(&**head, Expr::Name(r) if r == "_root") {
+                continue;
+            }
+            let Some(k) = s.types[0].fields.iter().position(|g| &g.id == x) else {
+                continue;
+            };
+            let g = &s.types[0].fields[k];
+            let sized = matches!(
+                &g.kind,
+                FieldKind::User {
+                    size: Some(Size::Expr(_) | Size::Eos),
+                    ..
+                }
+            ) && matches!(g.repeat, Repeat::None)
+                && g.cond.is_none()
+                && g.at.is_none()
+                && g.process.is_none();
+            if sized && reached[..k].iter().any(|r| r.contains(&ti)) {
+                marks.push((ti, fi, x.clone()));
+            }
+        }
+    }
+    for (ti, fi, x) in marks {
+        if let Some(at) = s.types[ti].fields[fi].at.as_mut() {
+            at.io_of = None;
+            at.io_later = Some(x);
+        }
+    }
 }
 
 /// User-type params given `_root` or `_parent` as a whole (`type: t(_root)`).

@@ -247,7 +247,7 @@ pub(crate) fn placed_instances(s: &Schema, t: &TypeDef) -> HashMap<String, Place
         let Some(at) = &f.at else {
             continue;
         };
-        if at.io_of.is_some() {
+        if at.io_of.is_some() || at.io_later.is_some() {
             continue;
         }
         let Some((path, step, offset)) = linear(&at.pos.expr) else {

@@ -244,7 +244,7 @@ pub(crate) fn trailer(s: &crate::ir::Schema) -> Option<(String, i128)> {
         Some((f, at, k))
     });
     let (f, at, k) = found.next()?;
-    if found.next().is_some() || at.io_of.is_some() || f.cond.is_some() {
+    if found.next().is_some() || at.io_of.is_some() || at.io_later.is_some() || f.cond.is_some() {
         return None;
     }
     Some((f.id.clone(), k))
@@ -254,7 +254,10 @@ pub(crate) fn trailer(s: &crate::ir::Schema) -> Option<(String, i128)> {
 /// for its writer to put it back there: its `pos` is computed from its own stream
 /// (`_io.size - 8`), which is not complete while writing. Every backend follows this rule.
 pub(crate) fn keeps_read_pos(at: &crate::ir::Positional) -> bool {
-    at.io_of.is_none() && uses_io(&at.pos.expr) && !is_stream_position(&at.pos.expr)
+    at.io_of.is_none()
+        && at.io_later.is_none()
+        && uses_io(&at.pos.expr)
+        && !is_stream_position(&at.pos.expr)
 }
 
 /// The names `e` uses (fields, params, instances, `_io`, `_parent`, `_root`, ...).

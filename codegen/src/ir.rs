@@ -294,6 +294,11 @@ pub struct Positional {
     /// substream `X` was read from, rebuilt from `X` (see `emit::io_of`). `X` is kept here
     /// without the `._io`.
     pub io_of: Option<SrcExpr>,
+    /// `io: _root.X._io` where `X` is a field of the root type read after the field that
+    /// reads this type (a forward stream): `X`. The instance is then always read on first
+    /// use, from `X`'s substream as the root's reader kept it (see `crate::lazy` and
+    /// `emit::io_later`); `io_of` is `None`.
+    pub io_later: Option<String>,
     /// `-sp-lazy` (default `true`): the instance may be read on first use when nothing names
     /// it (see `crate::lazy::lazy_instances`); `false` has the type's reader read it.
     pub lazy: bool,

@@ -140,15 +140,18 @@ pub(crate) fn lazy_instances(
         .iter()
         .filter(|f| {
             f.at.as_ref().is_some_and(|at| {
-                at.lazy
-                    && at.io_of.is_none()
-                    && !keeps_read_pos(at)
-                    && !placed.contains_key(&f.id)
-                    && f.term.is_none()
-                    && f.process.is_none()
-                    && !refs.contains(&f.id)
-                    && value_only(s, t, f, refs)
-                    && !targets.contains(f.id.as_str())
+                // Read from a stream the root reads later: only on first use (see
+                // `emit::io_later`), whatever else holds.
+                at.lazy && at.io_later.is_some() && !refs.contains(&f.id)
+                    || at.lazy
+                        && at.io_of.is_none()
+                        && !keeps_read_pos(at)
+                        && !placed.contains_key(&f.id)
+                        && f.term.is_none()
+                        && f.process.is_none()
+                        && !refs.contains(&f.id)
+                        && value_only(s, t, f, refs)
+                        && !targets.contains(f.id.as_str())
             })
         })
         .map(|f| f.id.clone())
@@ -250,7 +253,7 @@ pub(crate) fn hoist_for_paths(s: &mut crate::ir::Schema) {
         let t = &s.types[ti];
         for (pi, p) in t.fields.iter().enumerate() {
             let Some(at) = &p.at else { continue };
-            if uses_io(&at.pos.expr) || at.io_of.is_some() {
+            if uses_io(&at.pos.expr) || at.io_of.is_some() || at.io_later.is_some() {
                 continue;
             }
             // The first field before `p` that reads a type naming `p` by such a path.

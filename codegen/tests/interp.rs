@@ -963,3 +963,37 @@ fn struct_list_params_hold_values_of_several_types() {
     let (out, _) = interp::encode(&s, &given).unwrap();
     assert_eq!(out, bytes);
 }
+
+/// `io: _root.strings._io` in a type the root reads before `strings`: each entry's name is
+/// read from the strings' substream, as the generated reader reads it on first use.
+#[test]
+fn an_instance_reads_from_a_stream_the_root_reads_later() {
+    let s = schema(
+        "meta:\n  id: t\n  endian: le\nseq:\n  - id: n\n    type: u1\n  - id: entries\n    type: entry\n    repeat: expr\n    repeat-expr: n\n  - id: strings\n    type: blob\n    size-eos: true\ntypes:\n  entry:\n    seq:\n      - id: ofs\n        type: u1\n    instances:\n      name:\n        io: _root.strings._io\n        pos: ofs\n        type: strz\n        encoding: ASCII\n  blob:\n    seq:\n      - id: rest\n        size-eos: true\n",
+    );
+    let v = interp::decode(&s, b"\x02\x03\x00ab\0cd\0").unwrap();
+    let Some(DynValue::List(es)) = v.get("entries") else {
+        panic!("{v:?}")
+    };
+    let names: Vec<_> = es
+        .iter()
+        .map(|e| match e {
+            DynValue::Struct(e) => e.get("name").cloned(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            Some(DynValue::Str("cd".into())),
+            Some(DynValue::Str("ab".into()))
+        ]
+    );
+    // A position past the strings' end fails there (3 bytes), not in the root's stream, as
+    // the instance's own error.
+    let v = interp::decode(&s, b"\x01\x09ab\0").unwrap();
+    assert!(
+        format!("{v:?}").contains("9 byte(s) needed, 3 left"),
+        "{v:?}"
+    );
+}

@@ -230,3 +230,78 @@ fn the_root_type_again_at_a_position_is_read_one_level_per_access() {
     assert!(matches!(v.member("again"), Some(Value::Struct(_))));
     assert_eq!(v.encode().unwrap(), b);
 }
+
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/forward_stream.rs"]
+mod forward_stream;
+
+/// Two records before the pool their labels point into (`io: _root.pool._io`).
+const POOL: [u8; 10] = [
+    2, // num_records
+    3, // records[0].ofs_label: "cd"
+    0, // records[1].ofs_label: "ab"
+    b'a', b'b', 0, b'c', b'd', 0, 0, // pool
+];
+
+#[test]
+fn an_instance_reads_on_first_use_from_a_stream_the_root_reads_later() {
+    use forward_stream::{ForwardStream, Record};
+    let v = ForwardStream::decode(&POOL).unwrap();
+    assert!(!v.records[0].label.is_read());
+    assert_eq!(v.records[0].label.get().unwrap(), "cd");
+    assert_eq!(v.records[1].label.get().unwrap(), "ab");
+    assert_eq!(v.encode().unwrap(), POOL, "byte-identical");
+    // Positions count from the pool's start: one past its end fails there, as its own error.
+    let mut bad = POOL;
+    bad[1] = 8;
+    let v = ForwardStream::decode(&bad).unwrap();
+    let e = v.records[0].label.get().unwrap_err();
+    assert!(
+        matches!(e.kind, DecodeErrorKind::UnexpectedEof { .. }),
+        "{e}"
+    );
+    assert_eq!(e.offset, 10, "{e}");
+    // A record read on its own has no pool: its label names the stream it lacks.
+    let mut rd = statepack_runtime::io::ByteReader::new(&[0]);
+    let r = Record::read_from(&mut rd).unwrap();
+    let e = r.label.get().unwrap_err();
+    assert!(e.to_string().contains("`_root.pool._io`"), "{e}");
+}
+
+#[test]
+fn an_instance_whose_bytes_another_value_holds_is_written_only_as_read() {
+    use forward_stream::ForwardStream;
+    let mut v = ForwardStream::decode(&POOL).unwrap();
+    v.records[1].label.get_mut().unwrap().push('x');
+    let e = v.encode().unwrap_err();
+    assert!(
+        e.to_string().contains("records.1.label") || e.to_string().contains("label"),
+        "{e}"
+    );
+    assert!(e.to_string().contains("whose bytes `pool` holds"), "{e}");
+    let mut v = ForwardStream::decode(&POOL).unwrap();
+    v.records[0].label.set("cd".into());
+    assert!(v.encode().is_err(), "a value given by hand is refused");
+    // Changing the pool is how labels change; the record's position stays its own.
+    let mut v = ForwardStream::decode(&POOL).unwrap();
+    v.pool.body[3] = b'C';
+    let out = v.encode().unwrap();
+    assert_eq!(out[6], b'C');
+}
+
+#[test]
+fn an_instance_from_a_later_stream_that_the_seq_needs_is_refused() {
+    // `size: label.length` needs the label while the record is read, before the pool is.
+    let text = "meta:\n  id: later_stream\nseq:\n  - id: rec\n    type: rec\n  - id: pool\n    type: pool\n    size-eos: true\ntypes:\n  rec:\n    seq:\n      - id: ofs\n        type: u1\n      - id: body\n        size: label.length\n    instances:\n      label:\n        io: _root.pool._io\n        pos: ofs\n        type: strz\n        encoding: ASCII\n  pool:\n    seq:\n      - id: b\n        size-eos: true\n";
+    let e = statepack_codegen::generate(text, "later_stream.ksy").unwrap_err();
+    let shown = statepack_codegen::render(&e);
+    assert!(shown.contains("can only be read on first use"), "{shown}");
+    let checked = statepack_codegen::load_checked(
+        text,
+        "later_stream.ksy",
+        std::path::Path::new("later_stream.ksy"),
+        &[],
+    );
+    assert!(checked.is_err(), "the interpreter refuses it too");
+}

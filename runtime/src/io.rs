@@ -908,11 +908,15 @@ pub struct LazyInput {
     pub(crate) reads: std::sync::atomic::AtomicU64,
     pub(crate) read_bytes: std::sync::atomic::AtomicU64,
     pub(crate) processed: std::sync::atomic::AtomicU64,
+    /// Substreams of the root type's fields kept for lazy instances read from them
+    /// (`io: _root.x._io` with `x` read later): name, absolute start and end.
+    pub(crate) later: std::sync::Mutex<Vec<(&'static str, usize, usize)>>,
 }
 
 impl LazyInput {
     pub(crate) fn new(bytes: &[u8]) -> Self {
         Self {
+            later: std::sync::Mutex::new(Vec::new()),
             bytes: bytes.into(),
             reads: std::sync::atomic::AtomicU64::new(0),
             read_bytes: std::sync::atomic::AtomicU64::new(0),

@@ -17,6 +17,12 @@
 //! [`crate::positional::instance_bytes_budget`] (and its processed-bytes budget). The bytes are
 //! shared: one copy of a reader's input (an `Arc`), whatever number of instances hold it.
 //!
+//! An instance read from a substream of the root type that the root reads after the type
+//! holding the instance (`io: _root.x._io`) finds that substream's bounds with the shared
+//! bytes: the root's reader keeps them once it has read `x`
+//! ([`ByteReader::keep_later_stream`]), and the read on first use enters them
+//! ([`ByteReader::enter_later_stream`]).
+//!
 //! A value built by hand is [`Lazy::new`] (or `Lazy::from(value)`, or `Default`); it holds no
 //! stream. `Clone` keeps the value read or the read still to do (both clones share the
 //! bytes); `PartialEq` compares the values (reading both; two failed reads are equal when
@@ -72,6 +78,55 @@ impl<'a, T: crate::io::Tracer> ByteReader<'a, T> {
             at: self.inst_at,
             processed: self.processed_share(),
         }
+    }
+}
+
+impl<T: crate::io::Tracer> ByteReader<'_, T> {
+    /// Keeps the substream of field `name` of the root type, from absolute byte `start` to
+    /// where this reader is now (just after the field), for the lazy instances read from it
+    /// (`io: _root.name._io` in a type read before `name`, see [`ByteReader::enter_later_stream`]).
+    pub fn keep_later_stream(&mut self, name: &'static str, start: u64) {
+        let buf = self.buf;
+        let input = self
+            .lazy_input
+            .get_or_insert_with(|| Arc::new(LazyInput::new(buf)))
+            .clone();
+        let start = usize::try_from(start).unwrap_or(usize::MAX).min(self.pos);
+        if let Ok(mut later) = input.later.lock() {
+            later.retain(|(n, _, _)| *n != name);
+            later.push((name, start, self.pos));
+        };
+    }
+
+    /// Makes this reader (the reader of a lazy instance on first use) read the substream of
+    /// the root's field `name` as [`ByteReader::keep_later_stream`] kept it: from its first
+    /// byte, with its bounds, so that `pos` is taken from its start.
+    ///
+    /// Errors: `Semantic` at this reader's offset when the stream is not known: the root
+    /// type's reader did not read `name` (the type holding the instance was read on its own,
+    /// or the root's read failed before `name`).
+    pub fn enter_later_stream(&mut self, name: &str) -> Result<(), DecodeError> {
+        let found = self.lazy_input.as_ref().and_then(|i| {
+            let later = i.later.lock().ok()?;
+            later
+                .iter()
+                .find(|(n, _, _)| *n == name)
+                .map(|&(_, a, b)| (a, b))
+                .filter(|&(a, b)| a <= b && b <= self.buf.len())
+        });
+        let Some((start, end)) = found else {
+            return Err(DecodeError::new(
+                self.offset(),
+                crate::io::DecodeErrorKind::Semantic(format!(
+                    "`_root.{name}._io`: the stream of `{name}` is not known (its root type's reader has not read `{name}`)"
+                )),
+            ));
+        };
+        self.start = start;
+        self.pos = start;
+        self.nbits = 0;
+        self.set_end(end);
+        Ok(())
     }
 }
 
@@ -176,6 +231,20 @@ impl<T> Lazy<T> {
     /// Whether the value is known (read, or given): then `get` reads nothing.
     pub fn is_read(&self) -> bool {
         self.cell.get().is_some()
+    }
+
+    /// Whether the value is the one its stream holds: read again from the stream kept (not
+    /// from the cell) and compared. False for a value given by hand ([`Lazy::new`],
+    /// [`Lazy::set`]), one changed through [`Lazy::get_mut`], and one whose read fails.
+    /// Used by writers of instances whose bytes belong to another value.
+    pub fn is_as_read(&self) -> bool
+    where
+        T: PartialEq,
+    {
+        match (&self.pending, self.cell.get()) {
+            (Some(_), Some(Ok(v))) => matches!(self.read(), Ok(ref w) if w == v),
+            _ => false,
+        }
     }
 
     fn read(&self) -> Result<T, DecodeError> {

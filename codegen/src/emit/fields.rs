@@ -576,6 +576,7 @@ impl Emitter<'_> {
             quote!()
         };
         let stmt = quote!(#at_stmt #rule_const #tail_decl #read_stmt);
+        let stmt = super::io_later::keep_stream(self.s, t, f, stmt);
         reads.push(self.lazy_read(t, f, id, field_ty, stmt));
         let run_unit = self
             .run_unit(f)

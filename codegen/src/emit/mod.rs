@@ -39,6 +39,7 @@ mod eq;
 mod exact_len;
 mod expr;
 mod fields;
+mod io_later;
 mod io_of;
 mod lazy;
 mod modbits;

@@ -57,6 +57,9 @@ pub(crate) fn emit_read(
     if let Some(io) = &at.io_of {
         return super::io_of::emit_read(em, f, at, io, scope, read_value).map(|r| (r, None));
     }
+    if let Some(x) = &at.io_later {
+        return super::io_later::emit_read(em, f, at, x, scope, read_value).map(|r| (r, None));
+    }
     let pos = em.expect_ty(&at.pos, scope, &format!("{}.pos", f.key_path), Ty::Int)?;
     let whole = at.whole;
     if placed(em, f).is_some_and(|p| p.align.is_none()) {
@@ -168,6 +171,9 @@ pub(crate) fn emit_write(
     let fid = f.id.as_str();
     if let Some(io) = &at.io_of {
         return super::io_of::emit_write(em, f, at, io, scope, stmt);
+    }
+    if let Some(x) = &at.io_later {
+        return Some(super::io_later::emit_write(f, x, stmt));
     }
     let whole = at.whole;
     if let Some(p) = placed(em, f) {

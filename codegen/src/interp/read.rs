@@ -146,6 +146,9 @@ fn run_with<'o>(
         return (Err(e), None, out);
     }
     let mut it = Interp::new(schema, typed);
+    if !it.later_names.is_empty() {
+        it.later = RefCell::new(first_pass(schema, typed, bytes));
+    }
     it.out = out;
     if keep {
         it.partial = Some(RefCell::new(None));
@@ -186,6 +189,31 @@ fn run_with<'o>(
                 (Err(e), None, None)
             }
         }
+    })
+}
+
+/// The substreams of the root's fields that positional instances of types read before them
+/// read from (`io: _root.x._io`): a first pass reads the file into a tree, those instances
+/// left null, and keeps them as the root reads them. The second pass (the read given back)
+/// then reads those instances from them, as the generated reader does on first use. A first
+/// pass that fails keeps what it reached (an instance whose stream was not reached fails on
+/// its own in the second pass). Such a schema is read twice.
+fn first_pass(schema: &Schema, typed: &TypedSchema, bytes: &[u8]) -> Vec<(String, Arc<[u8]>)> {
+    let Some(root) = schema.types.first() else {
+        return Vec::new();
+    };
+    let mut it = Interp::new(schema, typed);
+    it.first_pass = true;
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, move || {
+                let mut r = ByteReader::new(bytes);
+                let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
+                let _ = it.read_type(&mut r, root, params);
+                it.later.into_inner()
+            });
+        worker.ok().and_then(|h| h.join().ok()).unwrap_or_default()
     })
 }
 
@@ -251,6 +279,15 @@ pub(crate) struct Interp<'s> {
     /// ([`crate::lazy::lazy_instances`], the generated `Lazy<T>` members): which of its
     /// fields they are. Those are read after the type's `seq`.
     lazy: HashMap<usize, Vec<bool>>,
+    /// The root's fields that positional instances of types read before them read from
+    /// (`io: _root.x._io`, `crate::ir::Positional::io_later`).
+    later_names: HashSet<String>,
+    /// The substreams of those fields, kept as the root reads them (or as a first reading
+    /// pass did, see [`run_with`]).
+    later: RefCell<Vec<(String, Arc<[u8]>)>>,
+    /// Set in the first of two reading passes: an instance read from a stream not kept yet
+    /// is null rather than an error (the second pass reads it).
+    first_pass: bool,
 }
 
 fn semantic(at: u64, msg: String) -> DecodeError {
@@ -303,11 +340,18 @@ impl<'s> Interp<'s> {
                 lazy.insert(std::ptr::from_ref(t) as usize, of);
             }
         }
-        let keep_streams = s.types.iter().any(|t| {
-            t.fields
-                .iter()
-                .any(|f| f.at.as_ref().is_some_and(|a| a.io_of.is_some()))
-        });
+        let later_names: HashSet<String> = s
+            .types
+            .iter()
+            .flat_map(|t| &t.fields)
+            .filter_map(|f| f.at.as_ref()?.io_later.clone())
+            .collect();
+        let keep_streams = !later_names.is_empty()
+            || s.types.iter().any(|t| {
+                t.fields
+                    .iter()
+                    .any(|f| f.at.as_ref().is_some_and(|a| a.io_of.is_some()))
+            });
         Interp {
             s,
             trees: Trees::new(s, typed),
@@ -318,6 +362,9 @@ impl<'s> Interp<'s> {
             out: None,
             tree_errors: InstanceErrors::AsGenerated,
             lazy,
+            later_names,
+            later: RefCell::new(Vec::new()),
+            first_pass: false,
         }
     }
 
@@ -865,6 +912,25 @@ impl<'s> Interp<'s> {
         f: &Field,
         keep: Keep,
     ) -> D<Read> {
+        if let Some((at, x)) = f.at.as_ref().and_then(|a| Some((a, a.io_later.as_ref()?))) {
+            // `io: _root.x._io` with `x` read after this type: its kept substream.
+            let kept = self
+                .later
+                .borrow()
+                .iter()
+                .find(|(n, _)| n == x)
+                .map(|(_, b)| b.clone());
+            let Some(stream) = kept else {
+                if self.first_pass {
+                    return Ok((DynValue::Null, None, Vec::new(), Vec::new()));
+                }
+                return Err(semantic(
+                    r.offset(),
+                    format!("`_root.{x}._io`: the stream of `{x}` is not known (the root's reader has not read `{x}`)"),
+                ));
+            };
+            return self.read_in_stream(r, frame, f, at, &stream, keep);
+        }
         if let Some((at, io)) = f.at.as_ref().and_then(|a| Some((a, a.io_of.as_ref()?))) {
             // `io: X._io`: read from the substream `X` was read from (kept with `X`).
             let stream = {
@@ -884,21 +950,7 @@ impl<'s> Interp<'s> {
                     }
                 }
             };
-            let pos = {
-                let sc = self.scope(frame, r, None);
-                ex(eval_int(&at.pos, &sc), &at.pos, r.offset())?
-            };
-            let mut sub = ByteReader::new(&stream).sharing(r.processed_share());
-            let saved = sub.enter_instance(pos, false)?;
-            let start = sub.offset();
-            frame.own_io.set(Some(io_of(r)));
-            let v = self.read_repeat(&mut sub, frame, f, keep);
-            frame.own_io.set(None);
-            let end = sub.offset();
-            sub.leave_instance(saved);
-            r.add_processed(sub.processed_used());
-            let (v, elems, bits) = v?;
-            return Ok((v, Some((start, end)), elems, bits));
+            return self.read_in_stream(r, frame, f, at, &stream, keep);
         }
         if let Some(at) = &f.at {
             let pos = {
@@ -932,6 +984,48 @@ impl<'s> Interp<'s> {
         }
         let (v, elems, bits) = self.read_repeat(r, frame, f, keep)?;
         Ok((v, None, elems, bits))
+    }
+
+    /// Positional instance `f` (at `at`) read from `stream`, another value's substream
+    /// (`io: X._io`), at its `pos` evaluated on the type's own stream `r`.
+    fn read_in_stream(
+        &self,
+        r: &mut ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        at: &crate::ir::Positional,
+        stream: &[u8],
+        keep: Keep,
+    ) -> D<Read> {
+        let pos = {
+            let sc = self.scope(frame, r, None);
+            ex(eval_int(&at.pos, &sc), &at.pos, r.offset())?
+        };
+        let mut sub = ByteReader::new(stream).sharing(r.processed_share());
+        let saved = sub.enter_instance(pos, false)?;
+        let start = sub.offset();
+        frame.own_io.set(Some(io_of(r)));
+        let v = self.read_repeat(&mut sub, frame, f, keep);
+        frame.own_io.set(None);
+        let end = sub.offset();
+        sub.leave_instance(saved);
+        r.add_processed(sub.processed_used());
+        let (v, elems, bits) = v?;
+        Ok((v, Some((start, end)), elems, bits))
+    }
+
+    /// Keeps `stream`, the substream field `f` was read in, when `f` is a field of the root
+    /// that positional instances read from (see [`first_pass`]).
+    fn keep_later(&self, f: &Field, stream: Option<&Arc<[u8]>>) {
+        let (Some(b), Some(root)) = (stream, self.s.types.first()) else {
+            return;
+        };
+        if !self.later_names.contains(&f.id) || !root.fields.iter().any(|g| std::ptr::eq(g, f)) {
+            return;
+        }
+        let mut later = self.later.borrow_mut();
+        later.retain(|(n, _)| n != &f.id);
+        later.push((f.id.clone(), b.clone()));
     }
 
     /// A field's value: one element, or a list (handed to the sink of a streaming read
@@ -1293,6 +1387,7 @@ impl<'s> Interp<'s> {
                             b
                         });
                         let mut v = self.read_type(r, t, params)?;
+                        self.keep_later(f, kept.as_ref());
                         v.stream = kept;
                         if f.strict {
                             r.pop_limit(old)?;

@@ -481,8 +481,9 @@ fn write_positional(
     let Some(at) = &f.at else {
         return Err(format!("{fp}: not a positional instance"));
     };
-    if at.io_of.is_some() {
-        // Its bytes belong to the value whose substream it is read from, which writes them:
+    if at.io_of.is_some() || at.io_later.is_some() {
+        // Its bytes belong to the value whose substream it is read from, which writes them
+        // (for `io: _root.x._io` with `x` read later, `x`, which the root writes):
         // the instance is encoded on its own only to check it (`_io` in its expressions is
         // the type's stream here), and what was given for it is compared with what the
         // written bytes read back to.

@@ -2092,6 +2092,7 @@ pub(crate) fn lower_positional(
         pos,
         whole,
         io_of,
+        io_later: None,
         lazy,
         align,
     }));

@@ -1222,6 +1222,12 @@ impl<'a> Emitter<'a> {
         let target = dot("v", &f.id);
         let (mut o, depth) = self.cond_open(t, f)?;
         let mut reader = "r".to_string();
+        if let Some(x) = f.at.as_ref().and_then(|a| a.io_later.as_ref()) {
+            return Err(format!(
+                "`io: _root.{x}._io` where `{x}` is read after the type holding `{}` (read on first use)",
+                f.id
+            ));
+        }
         if let Some((at, io)) = f.at.as_ref().and_then(|a| Some((a, a.io_of.as_ref()?))) {
             // `io: X._io`: a reader over the substream `X` was read from (kept with `X`).
             self.io_type(t, f, io, false)?;

@@ -376,6 +376,19 @@ impl TypeWalk<'_, '_> {
     /// A positional instance's stream and position, on read.
     fn positional(&mut self, f: &Field, at: &Positional, r: &Scope) -> Option<()> {
         let kp = f.key_path.as_str();
+        // `io: _root.x._io` with `x` read later: only a read on first use has the stream.
+        if let Some(x) = &at.io_later {
+            let refs = crate::lazy::schema_refs(self.s);
+            if !crate::lazy::lazy_instances(self.s, self.t, &refs).contains(&f.id) {
+                self.err(
+                    at.pos.pos,
+                    &format!("{kp}.io"),
+                    format!("`io: _root.{x}._io`: `{x}` is read after the type holding `{}`, so the instance can only be read on first use, but it is read while the type is read (an expression names it, or `-sp-lazy: false`)", f.id),
+                    format!("name the instance only from value instances, or read `{x}` before the type"),
+                );
+                return None;
+            }
+        }
         // `_io` in the instance's expressions is the type's own stream (see `emit::io_of`).
         if let Some(io) = &at.io_of {
             self.value_of(f, io, r)?;
