@@ -2368,3 +2368,22 @@ fn a_root_with_a_reserved_rust_name_gets_another() {
     let root = default::reflect_decode(&bytes).unwrap();
     assert_eq!(root.schema_type(), "default");
 }
+
+/// A trailer (`tail_word`, at `_io.size - 2`) that shares a byte with another positional
+/// instance keeps its place: the file is written back as it was read (an input the
+/// `kaitai_lang` fuzz target found, where the writer had put the trailer after the other
+/// instance and grown the file by a byte).
+#[test]
+fn a_trailer_sharing_bytes_with_an_instance_stays_where_it_was_read() {
+    let input: &[u8] = &[
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x2d, 0x0c, 0x0d, 0x0e,
+        0x0f, 0x10, 0x1e, 0x1f, 0x20,
+    ];
+    let v = positional::Positional::decode(input).unwrap();
+    let written = v.encode().unwrap();
+    assert!(
+        input.starts_with(&written),
+        "read {input:02x?}, wrote {written:02x?}"
+    );
+}
+

@@ -1077,14 +1077,26 @@ impl ByteWriter {
                 }
             }
         }
-        // A trailer goes where it was read, or after the `seq` and every other instance
-        // where they now reach further, and ends the output (kept bytes past it are dropped).
+        // A trailer goes where it was read while that place is free: nothing (the `seq`, an
+        // instance) reaching past its end, and the bytes written in sequence or by an
+        // instance over it the same as its own there (a file read keeps its layout, where
+        // the trailer may share bytes with the last field or an instance); else after the
+        // `seq` and every other instance. It ends the output (kept bytes past it are dropped).
         for t in trailers {
-            let end = placed
+            let reach = placed
                 .iter()
                 .map(|p| p.at + p.bytes.len())
-                .fold(seq_end.max(t.at), usize::max);
-            self.buf.resize(end, 0);
+                .fold(seq_end, usize::max);
+            let over_seq = t.at.min(seq_end)..seq_end.min(t.at + t.bytes.len());
+            let free = reach <= t.at + t.bytes.len()
+                && over_seq
+                    .clone()
+                    .all(|k| self.buf.get(k) == t.bytes.get(k - t.at))
+                && placed
+                    .iter()
+                    .all(|p| overlap_agrees(t.at, &t.bytes, p.at, &p.bytes));
+            let at = if free { t.at } else { reach.max(t.at) };
+            self.buf.resize(at, 0);
             self.buf.extend_from_slice(&t.bytes);
         }
         Ok(())
