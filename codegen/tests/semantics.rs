@@ -2386,4 +2386,3 @@ fn a_trailer_sharing_bytes_with_an_instance_stays_where_it_was_read() {
         "read {input:02x?}, wrote {written:02x?}"
     );
 }
-
