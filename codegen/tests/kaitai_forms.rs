@@ -1,11 +1,17 @@
 //! Forms of Kaitai Struct's language read and written through the generated Rust and the
 //! schema interpreter alike: `io: _parent._io` on positional instances, `_root` / `_parent`
-//! paths in a nested type's instance position (`tests/run/parent_io.ksy`).
+//! paths in a nested type's instance position (`tests/run/parent_io.ksy`); and, through the
+//! generated Rust only (the interpreter reads no Rust types), arguments to an opaque type
+//! (`tests/run/opaque_args.ksy`).
 
 #[allow(dead_code, clippy::all, unused_parens, unused_braces)]
 #[rustfmt::skip] // generated code, compared byte for byte with the generator's output
 #[path = "run/parent_io.rs"]
 mod parent_io;
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/opaque_args.rs"]
+mod opaque_args;
 
 use statepack_codegen::interp::{self, DynValue, Given};
 use statepack_runtime::reflect::Reflect;
@@ -123,6 +129,156 @@ fn parent_streams_of_sized_parents_are_refused_by_name() {
     assert!(
         shown.contains("`io: _parent._io` is not supported here")
             && shown.contains("types.inner.instances.b.io"),
+        "{shown}"
+    );
+}
+
+/// The opaque type of `run/opaque_args.ksy`: `len` bytes (the first argument), then one
+/// tail byte when the second argument holds.
+#[derive(
+    Debug,
+    Clone,
+    PartialEq,
+    statepack_runtime::serde::Serialize,
+    statepack_runtime::serde::Deserialize,
+)]
+#[serde(crate = "statepack_runtime::serde")]
+pub struct TaggedRun {
+    /// The bytes of the run.
+    pub run: Vec<u8>,
+    /// The tail byte, when the schema asks for one.
+    pub tail: Option<u8>,
+}
+
+impl statepack_runtime::process::OpaqueType for TaggedRun {
+    fn read_from<T: statepack_runtime::io::Tracer>(
+        r: &mut statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, statepack_runtime::io::DecodeError> {
+        Self::read_with_args(
+            r,
+            &[
+                statepack_runtime::process::OpaqueArg::Int(1),
+                statepack_runtime::process::OpaqueArg::Bool(false),
+            ],
+        )
+    }
+    fn read_with_args<T: statepack_runtime::io::Tracer>(
+        r: &mut statepack_runtime::io::ByteReader<'_, T>,
+        args: &[statepack_runtime::process::OpaqueArg<'_>],
+    ) -> Result<Self, statepack_runtime::io::DecodeError> {
+        use statepack_runtime::io::{DecodeError, DecodeErrorKind};
+        use statepack_runtime::process::OpaqueArg;
+        let [OpaqueArg::Int(len), OpaqueArg::Bool(has_tail)] = args else {
+            return Err(DecodeError::new(
+                r.offset(),
+                DecodeErrorKind::Semantic(format!("tagged_run takes (int, bool), given {args:?}")),
+            ));
+        };
+        let len = usize::try_from(*len).map_err(|_| {
+            DecodeError::new(
+                r.offset(),
+                DecodeErrorKind::Semantic(format!("length {len}")),
+            )
+        })?;
+        let run = r.take_sized(len as i128)?.to_vec();
+        let tail = if *has_tail {
+            Some(r.take_sized(1)?[0])
+        } else {
+            None
+        };
+        Ok(Self { run, tail })
+    }
+    fn write_to(
+        &self,
+        w: &mut statepack_runtime::io::ByteWriter,
+    ) -> Result<(), statepack_runtime::io::EncodeError> {
+        w.write_bytes(&self.run);
+        if let Some(t) = self.tail {
+            w.write_bytes(&[t]);
+        }
+        Ok(())
+    }
+    fn encoded_len(&self) -> usize {
+        self.run.len() + usize::from(self.tail.is_some())
+    }
+}
+
+impl statepack_runtime::reflect::ToValue for TaggedRun {
+    fn to_value(&self) -> statepack_runtime::reflect::Value<'_> {
+        statepack_runtime::reflect::Value::Bytes(std::borrow::Cow::Borrowed(&self.run))
+    }
+}
+
+#[test]
+fn opaque_types_take_the_arguments_the_schema_gives() {
+    use opaque_args::OpaqueArgs;
+    // `len` = 2: two bytes and a tail (`len > 1`); the sized run: two bytes and a tail.
+    let bytes = [2, 0xa, 0xb, 0xc, 1, 2, 3];
+    let v = OpaqueArgs::decode(&bytes).unwrap();
+    assert_eq!(
+        v.run,
+        TaggedRun {
+            run: vec![0xa, 0xb],
+            tail: Some(0xc)
+        }
+    );
+    assert_eq!(
+        v.sized_run,
+        TaggedRun {
+            run: vec![1, 2],
+            tail: Some(3)
+        }
+    );
+    assert_eq!(v.encode().unwrap(), bytes, "byte-identical");
+    // `len` = 1: one byte, no tail; the arguments are evaluated where the field is read.
+    let bytes = [1, 0xa, 1, 2, 3];
+    let v = OpaqueArgs::decode(&bytes).unwrap();
+    assert_eq!(
+        v.run,
+        TaggedRun {
+            run: vec![0xa],
+            tail: None
+        }
+    );
+    assert_eq!(v.encode().unwrap(), bytes);
+    // The interpreter refuses the schema by name (it reads no Rust types).
+    let s = checked("opaque_args.ksy");
+    let why = interp::unsupported(&s).expect("refused");
+    assert!(why.contains("tagged_run"), "{why}");
+}
+
+/// Arguments of a kind an opaque type cannot take are refused by name.
+#[test]
+fn opaque_arguments_of_user_types_are_refused() {
+    let text = "meta:\n  id: oa\n  ks-opaque-types: true\nseq:\n  - id: h\n    type: head\n  - id: x\n    type: ext(h)\ntypes:\n  head:\n    seq:\n      - id: a\n        type: u1\n";
+    let d = statepack_codegen::load_checked(text, "t.ksy", Path::new("t.ksy"), &[])
+        .err()
+        .expect("refused");
+    let shown = statepack_codegen::render(&d);
+    assert!(
+        shown.contains("argument `h` of opaque type `ext` is"),
+        "{shown}"
+    );
+}
+
+/// A `struct` param that no field passes takes the one user type its type casts it to
+/// (Kaitai Struct reads it as any user type); casts to two types, or none, leave it unknown.
+#[test]
+fn a_struct_param_no_field_passes_takes_the_type_it_is_cast_to() {
+    let one = "meta:\n  id: cast_param\nparams:\n  - id: p\n    type: struct\ninstances:\n  first:\n    value: p.as<pair>.a\n  whole:\n    value: p.as<pair>\ntypes:\n  pair:\n    seq:\n      - id: a\n        type: u1\n      - id: b\n        type: u1\n";
+    let code = statepack_codegen::generate(one, "cast_param.ksy")
+        .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)));
+    assert!(code.contains("pub p: Pair"), "the param is a `Pair` member");
+    let two = one.replace("value: p.as<pair>\n", "value: p.as<other>\n")
+        + "  other:\n    seq:\n      - id: c\n        type: u1\n";
+    let d = statepack_codegen::generate(&two, "cast_param.ksy")
+        .err()
+        .expect("refused");
+    let shown = statepack_codegen::render(&d);
+    assert!(
+        shown.contains("is cast to 2 user types")
+            && shown.contains("pair")
+            && shown.contains("other"),
         "{shown}"
     );
 }
