@@ -950,14 +950,19 @@ fn struct_param_types(
                 }
                 None => {
                     let p = &s.types[ci].params[j];
+                    // The root type's key path is empty: its params are at `params`.
+                    let kp = match s.types[ci].key_path.as_str() {
+                        "" => "params".to_owned(),
+                        t => format!("{t}.params"),
+                    };
                     match cast_types(&s.types[ci], &p.id).as_slice() {
                         // Never given, but cast to one user type (`p.as<t>`): Kaitai reads it
                         // as any user type, and every use sees it as that one.
                         [t] if !matches!(p.kind, ParamKind::List(_)) => {
                             s.types[ci].params[j].kind = ParamKind::User(t.clone());
                         }
-                        [] => diags.push(Diag::new(&file, p.pos, &format!("{}.params", s.types[ci].key_path), format!("`struct` param `{}` of `{}` is never given nor cast to a user type (`{}.as<t>`), so its type is unknown", p.id, s.types[ci].schema_name, p.id), "read the type from a field that passes a user type value, or name the type instead of `struct`")),
-                        ts => diags.push(Diag::new(&file, p.pos, &format!("{}.params", s.types[ci].key_path), format!("`struct` param `{}` of `{}` is never given, and is cast to {} user types ({}), so its type is unknown", p.id, s.types[ci].schema_name, ts.len(), ts.join(", ")), "name the type instead of `struct`, or read the type from a field that passes a user type value")),
+                        [] => diags.push(Diag::new(&file, p.pos, &kp, format!("`struct` param `{}` of `{}` is never given nor cast to a user type (`{}.as<t>`), so its type is unknown", p.id, s.types[ci].schema_name, p.id), "read the type from a field that passes a user type value, or name the type instead of `struct`")),
+                        ts => diags.push(Diag::new(&file, p.pos, &kp, format!("`struct` param `{}` of `{}` is never given, and is cast to {} user types ({}), so its type is unknown", p.id, s.types[ci].schema_name, ts.len(), ts.join(", ")), "name the type instead of `struct`, or read the type from a field that passes a user type value")),
                     }
                 }
             }
