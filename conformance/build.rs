@@ -164,6 +164,7 @@ fn suite_options(mut b: statepack_codegen::Builder) -> statepack_codegen::Builde
             "opaque_external_type_02_child",
             "super::m_opaque_external_type_02_child::OpaqueExternalType02Child",
         ),
+        ("params_def", "super::m_params_def::ParamsDef"),
     ] {
         b = b.extern_path(name, path);
     }

@@ -622,7 +622,7 @@ mod tests {
         assert_eq!(got[0].out_file.as_deref(), Some(file.as_path()));
         let code = std::fs::read_to_string(&file).unwrap();
         assert!(code.contains("pub struct CommonVec"), "{code}");
-        assert!(code.contains("::statepack_runtime::require_interface!(4);"));
+        assert!(code.contains("::statepack_runtime::require_interface!(5);"));
         // Unchanged text is not rewritten.
         let stamp = std::fs::metadata(&file).unwrap().modified().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(20));

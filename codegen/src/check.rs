@@ -182,6 +182,8 @@ impl Checker<'_> {
                 let problem = match &f.kind {
                     FieldKind::User { name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
                     FieldKind::User { .. } if f.args.is_empty() => None,
+                    FieldKind::User { name, .. } if self.s.opaque.contains(name) && (f.process.is_some() || f.term.is_some()) => Some("an opaque type given arguments cannot be read through `process` or a terminator yet".to_owned()),
+                    FieldKind::User { name, .. } if self.s.opaque.contains(name) => None,
                     FieldKind::User { name, .. } if !has_params(name) => Some(format!("type `{name}` has no `params`, so it takes no arguments")),
                     FieldKind::Switch { .. } if f.switch_args.iter().any(|(n, _)| !has_params(n)) => Some("a case type without `params` takes no arguments".to_owned()),
                     FieldKind::User { .. } => None,

@@ -141,8 +141,11 @@ pub(crate) fn type_exprs(t: &mut TypeDef) -> Vec<(&mut SrcExpr, String)> {
     let mut out: Vec<(&mut SrcExpr, String)> = Vec::new();
     for f in &mut t.fields {
         let kp = f.key_path.clone();
-        if let Some(io) = f.at.as_mut().and_then(|a| a.io_of.as_mut()) {
-            out.push((io, format!("{kp}.io")));
+        if let Some(at) = f.at.as_mut() {
+            if let Some(io) = at.io_of.as_mut() {
+                out.push((io, format!("{kp}.io")));
+            }
+            out.push((&mut at.pos, format!("{kp}.pos")));
         }
         if let Some(c) = &mut f.cond {
             out.push((c, format!("{kp}.if")));
@@ -947,11 +950,41 @@ fn struct_param_types(
                 }
                 None => {
                     let p = &s.types[ci].params[j];
-                    diags.push(Diag::new(&file, p.pos, &format!("{}.params", s.types[ci].key_path), format!("`struct` param `{}` of `{}` is never given, so its type is unknown", p.id, s.types[ci].schema_name), "read the type from a field that passes a user type value, or name the type instead of `struct`"));
+                    // The root type's key path is empty: its params are at `params`.
+                    let kp = match s.types[ci].key_path.as_str() {
+                        "" => "params".to_owned(),
+                        t => format!("{t}.params"),
+                    };
+                    match cast_types(&s.types[ci], &p.id).as_slice() {
+                        // Never given, but cast to one user type (`p.as<t>`): Kaitai reads it
+                        // as any user type, and every use sees it as that one.
+                        [t] if !matches!(p.kind, ParamKind::List(_)) => {
+                            s.types[ci].params[j].kind = ParamKind::User(t.clone());
+                        }
+                        [] => diags.push(Diag::new(&file, p.pos, &kp, format!("`struct` param `{}` of `{}` is never given nor cast to a user type (`{}.as<t>`), so its type is unknown", p.id, s.types[ci].schema_name, p.id), "read the type from a field that passes a user type value, or name the type instead of `struct`")),
+                        ts => diags.push(Diag::new(&file, p.pos, &kp, format!("`struct` param `{}` of `{}` is never given, and is cast to {} user types ({}), so its type is unknown", p.id, s.types[ci].schema_name, ts.len(), ts.join(", ")), "name the type instead of `struct`, or read the type from a field that passes a user type value")),
+                    }
                 }
             }
         }
     }
+}
+
+/// The user types that the expressions of `t` cast its param `id` to (`id.as<name>`), each
+/// once.
+fn cast_types(t: &TypeDef, id: &str) -> Vec<String> {
+    let mut probe = t.clone();
+    let mut out: Vec<String> = Vec::new();
+    for (e, _) in type_exprs(&mut probe) {
+        crate::instances::visit(&e.expr, &mut |x| {
+            if let Expr::Cast(a, name) = x {
+                if matches!(&**a, Expr::Name(n) if n == id) && !out.contains(name) {
+                    out.push(name.clone());
+                }
+            }
+        });
+    }
+    out
 }
 
 /// Words for a param kind in messages.

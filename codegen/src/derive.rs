@@ -424,11 +424,6 @@ fn path_uses(t: &TypeDef) -> HashMap<String, usize> {
             count(&e.expr);
         }
     }
-    for f in &t.fields {
-        if let Some(at) = &f.at {
-            count(&at.pos.expr);
-        }
-    }
     uses
 }
 
@@ -458,11 +453,6 @@ fn read_only_values(t: &TypeDef) -> Vec<String> {
     for (e, kp) in &exprs {
         if value_kp(kp).is_none() {
             needed.extend(names_of(e));
-        }
-    }
-    for f in &t.fields {
-        if let Some(at) = &f.at {
-            needed.extend(names_of(&at.pos.expr));
         }
     }
     if let Some(ts) = &t.to_string {

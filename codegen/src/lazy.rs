@@ -39,14 +39,6 @@ pub(crate) fn schema_refs(s: &crate::ir::Schema) -> HashSet<String> {
                 _ => {}
             });
         }
-        for at in t.fields.iter().filter_map(|f| f.at.as_ref()) {
-            visit(&at.pos.expr, &mut |x| match x {
-                Expr::Name(n) | Expr::Attr(_, n) => {
-                    out.insert(n.clone());
-                }
-                _ => {}
-            });
-        }
     }
     out
 }

@@ -105,6 +105,7 @@ pub mod lua_emit;
 mod names;
 mod num_type;
 mod options;
+mod parent_io;
 mod process;
 mod resolve;
 pub mod sem;
@@ -329,6 +330,11 @@ fn load_schema_in(
         return Err(diags);
     }
     resolve::resolve(&mut main);
+    // `io: _parent._io` becomes the type's own stream or the whole input.
+    let d = parent_io::lower(&mut main);
+    if !d.is_empty() {
+        return Err(d);
+    }
     // Instances named by `_root.x` / `_parent.x` paths are read before their first use.
     lazy::hoist_for_paths(&mut main);
     let d = context::lower(&mut main);

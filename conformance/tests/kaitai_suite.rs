@@ -59,6 +59,43 @@ opaque_from_generated!(
     suite_modules::m_opaque_external_type_02_child::OpaqueExternalType02Child
 );
 
+/// `params_def` as the opaque type of `opaque_with_param` (`type: params_def(5, true)`):
+/// the suite's generated module, read with the two arguments the schema gives.
+impl statepack_runtime::process::OpaqueType for suite_modules::m_params_def::ParamsDef {
+    const MIN_LEN: usize = Self::MIN_LEN;
+    fn read_from<T: statepack_runtime::io::Tracer>(
+        r: &mut statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, statepack_runtime::io::DecodeError> {
+        Self::read_with_args(r, &[])
+    }
+    fn read_with_args<T: statepack_runtime::io::Tracer>(
+        r: &mut statepack_runtime::io::ByteReader<'_, T>,
+        args: &[statepack_runtime::process::OpaqueArg<'_>],
+    ) -> Result<Self, statepack_runtime::io::DecodeError> {
+        use statepack_runtime::process::OpaqueArg;
+        match args {
+            [OpaqueArg::Int(len), OpaqueArg::Bool(has_trailer)] => {
+                Self::read_from(r, *len, *has_trailer)
+            }
+            _ => Err(statepack_runtime::io::DecodeError::new(
+                r.offset(),
+                statepack_runtime::io::DecodeErrorKind::Semantic(format!(
+                    "params_def takes (len, has_trailer), given {args:?}"
+                )),
+            )),
+        }
+    }
+    fn write_to(
+        &self,
+        w: &mut statepack_runtime::io::ByteWriter,
+    ) -> Result<(), statepack_runtime::io::EncodeError> {
+        Self::write_to(self, w)
+    }
+    fn encoded_len(&self) -> usize {
+        Self::encoded_len(self)
+    }
+}
+
 const LIST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/failing_tests.txt");
 const LIST_HEADER: &str = "\
 # Kaitai Struct conformance tests that do not pass, one `name: reason` a line (kst id, or

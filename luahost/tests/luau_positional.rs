@@ -44,6 +44,11 @@ mod endian_switch;
 #[path = "../../codegen/tests/run/adversarial.rs"]
 mod adversarial;
 
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip]
+#[path = "../../codegen/tests/run/parent_io.rs"]
+mod parent_io;
+
 /// Generates the Luau module of the schema text `text` (named `file`); the checked schema
 /// and the module loaded in a fresh VM.
 fn load(text: &str, file: &Path) -> Result<(Checked, LuauHost, Table), String> {
@@ -176,6 +181,11 @@ fn rust_adversarial(b: &[u8]) -> Result<Vec<u8>, String> {
     v.encode().map_err(|e| e.to_string())
 }
 
+fn rust_parent_io(b: &[u8]) -> Result<Vec<u8>, String> {
+    let v = parent_io::ParentIo::decode(b).map_err(|e| e.to_string())?;
+    v.encode().map_err(|e| e.to_string())
+}
+
 #[test]
 fn positional_schemas_round_trip_like_rust() {
     let (ptext, ppath) = positional_schema();
@@ -191,6 +201,7 @@ fn positional_schemas_round_trip_like_rust() {
     let proc_p = run("processed_positional");
     let endian_p = run("endian_switch");
     let adv_p = run("adversarial");
+    let parent_p = run("parent_io");
     let mut moved = POSITIONAL;
     // `tail_word` is kept where it was read: after the name moves into the gap byte.
     moved[0] = 13;
@@ -235,6 +246,14 @@ fn positional_schemas_round_trip_like_rust() {
             vec![adversarial_bytes()],
             rust_adversarial,
             false,
+        ),
+        // `io: _parent._io` and `_root` / `_parent` paths in nested instance positions.
+        (
+            read(&parent_p),
+            &parent_p,
+            vec![vec![8, 5, 2, 3, 4, 0xa1, 0xb2, 0x77, 0, 0, 0, 0xc1, 0xc2]],
+            rust_parent_io,
+            true,
         ),
     ];
     std::fs::write(&ppath, &ptext).unwrap();

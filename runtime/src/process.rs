@@ -20,7 +20,8 @@
 //! default `super::CamelName`, or the path given for the name in `Options::opaque_types`.
 //! The generated module names it through a local alias (`pub type Name = <path>;`) and reads
 //! and writes it with the methods of [`OpaqueType`] on the field's stream (a sized field
-//! gives a substream of its size).
+//! gives a substream of its size); a field that gives the type arguments (`type:
+//! name(len, true)`) reads it with [`OpaqueType::read_with_args`].
 
 use crate::io::{
     ByteReader, ByteWriter, DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind, Tracer,
@@ -79,6 +80,23 @@ pub fn reprocess_custom<'v, P: CustomProcessor + ?Sized>(
         .map_err(|m| EncodeError::new(EncodeErrorKind::Semantic(format!("process: {m}"))))
 }
 
+/// An argument a schema gives an opaque type (`type: name(5, true)`), one per expression
+/// written, in the forms custom processors take theirs: integers as `i128`, conditions,
+/// floats as `f64`, strings and byte arrays borrowed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OpaqueArg<'a> {
+    /// An integer expression.
+    Int(i128),
+    /// A condition.
+    Bool(bool),
+    /// A float expression.
+    Float(f64),
+    /// A string.
+    Str(&'a str),
+    /// A byte array.
+    Bytes(&'a [u8]),
+}
+
 /// An external type used by a schema with `ks-opaque-types: true`: read from the field's
 /// stream, written back to the writer. The generated code names the type through a local
 /// alias and calls these methods as `Name::read_from(r)`, `v.write_to(w)` and
@@ -94,6 +112,28 @@ pub trait OpaqueType: Sized {
     /// the field's bytes, which must all be used). Errors: a [`DecodeError`] at the offset
     /// where the bytes are wrong (the generated caller adds the field's path).
     fn read_from<T: Tracer>(r: &mut ByteReader<'_, T>) -> Result<Self, DecodeError>;
+    /// Reads a value with the arguments the schema gives the type (`type: name(5, true)`:
+    /// `[OpaqueArg::Int(5), OpaqueArg::Bool(true)]`), evaluated where the field is read. The
+    /// generated code calls it instead of [`OpaqueType::read_from`] for a field that gives
+    /// arguments; the writer calls [`OpaqueType::write_to`] as for any other (the value
+    /// holds what it needs). The default reads with `read_from` when there are no arguments
+    /// and refuses any. Errors: as `read_from`; the default's refusal is `Semantic` at the
+    /// reader's offset.
+    fn read_with_args<T: Tracer>(
+        r: &mut ByteReader<'_, T>,
+        args: &[OpaqueArg<'_>],
+    ) -> Result<Self, DecodeError> {
+        if args.is_empty() {
+            return Self::read_from(r);
+        }
+        Err(DecodeError::new(
+            r.offset(),
+            DecodeErrorKind::Semantic(format!(
+                "this opaque type takes no arguments, but the schema gives {}",
+                args.len()
+            )),
+        ))
+    }
     /// Writes the value. Errors: an [`EncodeError`] for a value that cannot be stored.
     fn write_to(&self, w: &mut ByteWriter) -> Result<(), EncodeError>;
     /// The number of bytes [`OpaqueType::write_to`] writes.
@@ -128,6 +168,37 @@ mod tests {
         assert!(matches!(out, Cow::Borrowed(_)));
         let out = reprocess_custom(&p, &[9], Some(&stored)).unwrap();
         assert_eq!(&*out, &[6]);
+    }
+
+    /// One byte, an opaque type that takes no arguments.
+    #[derive(Debug)]
+    struct OneByte(u8);
+    impl OpaqueType for OneByte {
+        fn read_from<T: Tracer>(r: &mut ByteReader<'_, T>) -> Result<Self, DecodeError> {
+            Ok(OneByte(r.read_u8()?))
+        }
+        fn write_to(&self, w: &mut ByteWriter) -> Result<(), EncodeError> {
+            w.write_u8(self.0);
+            Ok(())
+        }
+        fn encoded_len(&self) -> usize {
+            1
+        }
+    }
+
+    #[test]
+    fn an_opaque_type_without_arguments_refuses_them_by_default() {
+        let bytes = [7u8, 8];
+        let mut r = ByteReader::new(&bytes);
+        assert_eq!(OneByte::read_with_args(&mut r, &[]).unwrap().0, 7);
+        let e = OneByte::read_with_args(&mut r, &[OpaqueArg::Int(5), OpaqueArg::Bool(true)])
+            .unwrap_err();
+        assert_eq!(e.offset, 1);
+        assert!(
+            e.to_string()
+                .contains("takes no arguments, but the schema gives 2"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -362,8 +362,15 @@ impl Emitter<'_> {
             FieldKind::User { name, size } => {
                 let ti = type_ident(name);
                 let args = self.param_args(f, name, scope, &kp)?;
+                // An opaque type given arguments reads through `OpaqueType::read_with_args`.
+                let call = if !f.args.is_empty() && self.s.opaque.contains(name) {
+                    let given = self.opaque_args(f, scope, &kp)?;
+                    quote!(#ti::read_with_args(__r, #given))
+                } else {
+                    quote!(#ti::read_from(__r #(, #args)*))
+                };
                 let read = match size {
-                    None => quote!(#ti::read_from(__r #(, #args)*)),
+                    None => call.clone(),
                     Some(s) if !f.strict && self.unread_types.contains(name) => {
                         // Kaitai Struct skips what the type leaves unread; it is kept so that
                         // the writer puts it back (a type with `-sp-end-zeros` reads to the
@@ -378,9 +385,9 @@ impl Emitter<'_> {
                     }
                     Some(s) => match self.size_value(s, scope, &kp)? {
                         Some(n) => quote! {
-                            __r.push_limit(#n).and_then(|__old| { let __v = #ti::read_from(__r #(, #args)*)?; __r.pop_limit(__old)?; Ok(__v) })
+                            __r.push_limit(#n).and_then(|__old| { let __v = #call?; __r.pop_limit(__old)?; Ok(__v) })
                         },
-                        None => quote!(#ti::read_from(__r #(, #args)*)),
+                        None => call,
                     },
                 };
                 if f.boxed {

@@ -1001,6 +1001,30 @@ impl Emitter<'_> {
         )
     }
 
+    /// The arguments field `f` gives opaque type `tn` (`type: name(5, true)`), as the slice
+    /// of `statepack_runtime::process::OpaqueArg` that `read_with_args` takes.
+    pub(super) fn opaque_args(
+        &mut self,
+        f: &Field,
+        scope: &Scope,
+        kp: &str,
+    ) -> Option<TokenStream> {
+        let mut vals = Vec::new();
+        for a in &f.args {
+            let (ts, ty) = self.expr(a, scope, &format!("{kp}.type"))?;
+            vals.push(match ty {
+                Ty::Int => quote!(::statepack_runtime::process::OpaqueArg::Int(#ts)),
+                Ty::Bool => quote!(::statepack_runtime::process::OpaqueArg::Bool(#ts)),
+                Ty::Float => quote!(::statepack_runtime::process::OpaqueArg::Float(#ts)),
+                Ty::Str => quote!(::statepack_runtime::process::OpaqueArg::Str(AsRef::<str>::as_ref(&#ts))),
+                Ty::Bytes => quote!(::statepack_runtime::process::OpaqueArg::Bytes(AsRef::<[u8]>::as_ref(&#ts))),
+                // Refused by the check stage (`crate::typed`).
+                _ => return None,
+            });
+        }
+        Some(quote!(&[#(#vals),*]))
+    }
+
     /// A param of the type being emitted passed on unchanged as the argument for param `p`
     /// (same kind, both optional or neither): its name, used as it is.
     fn direct_param(&self, a: &SrcExpr, p: &Param) -> Option<proc_macro2::Ident> {
@@ -1013,6 +1037,11 @@ impl Emitter<'_> {
     /// The arguments of field `f` for the `params` of type `tn`, as `param_args` but with a
     /// param passed on unchanged kept as its name.
     fn args_of(&mut self, f: &Field, tn: &str, scope: &Scope, kp: &str) -> Option<Vec<Arg>> {
+        if self.s.opaque.iter().any(|n| n == tn) {
+            // An opaque type has no params: its arguments go to `read_with_args` (see
+            // `opaque_args`), and the writer gives none.
+            return Some(Vec::new());
+        }
         let params = self
             .s
             .type_def(tn)

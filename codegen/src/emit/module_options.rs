@@ -14,7 +14,7 @@ use syn::{Attribute, Item, Path, Token};
 /// The generated-code interface of `statepack_runtime` this generator emits for
 /// (`statepack_runtime::GENERATED_CODE_INTERFACE`); written into every module as
 /// `require_interface!(N)`.
-pub const RUNTIME_INTERFACE: u32 = 4;
+pub const RUNTIME_INTERFACE: u32 = 5;
 
 /// The path generated serde derives go through.
 const SERDE_PATH: &str = "::statepack_runtime::serde";

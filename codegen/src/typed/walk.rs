@@ -676,6 +676,26 @@ impl TypeWalk<'_, '_> {
     /// params' paths), each of its param's type; a param of this type passed on unchanged is
     /// taken as it is.
     fn args(&mut self, f: &Field, tn: &str, scope: &Scope, kp: &str) -> Option<()> {
+        if self.s.opaque.iter().any(|n| n == tn) && matches!(f.kind, FieldKind::User { .. }) {
+            // An opaque type has no `params`: each argument is given as its own value.
+            for a in &f.args {
+                let ty = self.expr(a, scope, &format!("{kp}.type"))?;
+                if !matches!(ty, Ty::Int | Ty::Bool | Ty::Float | Ty::Str | Ty::Bytes) {
+                    self.err(
+                        a.pos,
+                        &format!("{kp}.type"),
+                        format!(
+                            "argument `{}` of opaque type `{tn}` is {}",
+                            a.src,
+                            ty_name(&ty)
+                        ),
+                        "give an opaque type integers, conditions, floats, strings or byte arrays",
+                    );
+                    return None;
+                }
+            }
+            return Some(());
+        }
         let params: &[Param] = self.by_name.get(tn).map_or(&[], |t| &t.params);
         let explicit: Vec<Option<SrcExpr>> = match &f.kind {
             FieldKind::User { .. } => f.args.iter().cloned().map(Some).collect(),
