@@ -441,6 +441,9 @@ pub enum FieldKind {
         default: Option<String>,
         /// `size`: the selected case is read in a substream of this many bytes.
         size: Option<Size>,
+        /// The character set of the `str` and `strz` cases (the field's `encoding`, else
+        /// `meta.encoding`); `None` when no case is a string.
+        encoding: Option<&'static str>,
     },
 }
 
