@@ -10,6 +10,11 @@ use std::path::Path;
 #[path = "run/switch_builtin.rs"]
 mod switch_builtin;
 
+#[allow(dead_code, clippy::all, unused_parens, unused_braces)]
+#[rustfmt::skip] // generated code, compared byte for byte with the generator's output
+#[path = "run/switch_expr_keys.rs"]
+mod switch_expr_keys;
+
 use switch_builtin::*;
 
 /// The schema, loaded and checked as `decode --schema` loads it.
@@ -242,4 +247,50 @@ fn the_lua_backends_refuse_string_cases_by_name() {
         let shown = statepack_codegen::render(&e);
         assert!(shown.contains("`.as<u2>` of a switch"), "{shown}");
     }
+}
+
+#[test]
+fn case_keys_may_be_expressions_tested_in_order() {
+    use switch_expr_keys::{RecBody, SwitchExprKeys};
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/run/switch_expr_keys.ksy"
+    ))
+    .unwrap();
+    let s = statepack_codegen::load_checked(
+        &text,
+        "switch_expr_keys.ksy",
+        Path::new("switch_expr_keys.ksy"),
+        &[],
+    )
+    .unwrap();
+    // kind_a = 5: tag 5 is `_root.kind_a` (a u2), tag 3 is `1 + 2` (an s1).
+    let bytes = [5, 5, 0x34, 0x12, 3, 0xff];
+    let v = SwitchExprKeys::decode(&bytes).unwrap();
+    assert_eq!(v.recs[0].body, RecBody::U2le(0x1234));
+    assert_eq!(v.recs[1].body, RecBody::S1(-1));
+    assert_eq!(v.encode().unwrap(), bytes);
+    // kind_a = 3: both keys equal 3, and the first one written selects its case.
+    let bytes = [3, 3, 0x34, 0x12, 7, 9];
+    let v = SwitchExprKeys::decode(&bytes).unwrap();
+    assert_eq!(v.recs[0].body, RecBody::U2le(0x1234));
+    assert!(matches!(&v.recs[1].body, RecBody::Pt(p) if p.x == 9));
+    assert_eq!(v.encode().unwrap(), bytes);
+    for bytes in [
+        &[5u8, 5, 0x34, 0x12, 3, 0xff][..],
+        &[3, 3, 0x34, 0x12, 7, 9],
+        &[1, 2, 8, 4, 4],
+    ] {
+        let d = statepack_codegen::interp::decode(&s, bytes).unwrap();
+        statepack_codegen::interp::compare(&d, &*switch_expr_keys::reflect_decode(bytes).unwrap())
+            .unwrap();
+        assert_eq!(
+            SwitchExprKeys::decode(bytes).unwrap().encode().unwrap(),
+            bytes
+        );
+    }
+    // The writer refuses a case no key selects.
+    let mut w = SwitchExprKeys::decode(&[5, 5, 0x34, 0x12, 3, 0xff]).unwrap();
+    w.recs[1].body = RecBody::U2le(1);
+    assert!(w.encode().is_err(), "tag 3 does not select u2");
 }

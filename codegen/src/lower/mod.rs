@@ -1546,7 +1546,11 @@ impl<'a> Lower<'a> {
                                 Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
                                 // A byte-array literal (`'[0x49]'`) for a switch on bytes.
                                 Ok(Expr::List(items)) if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) => cases.push((SrcExpr { expr: Expr::List(items), src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
-                                _ => self.err(ck.pos, &cp, bad_case_key(&ck.text, "a switch type"), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, or `_` for the default"),
+                                // Any other expression (`_root.kind_a`, `1 + 2`), as Kaitai
+                                // Struct allows: evaluated and compared in the order written
+                                // (a bare name must be a valid one).
+                                Ok(e) if !matches!(&e, Expr::Name(n) if !is_ident(n)) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                _ => self.err(ck.pos, &cp, bad_case_key(&ck.text, "a switch type"), "case keys are expressions: integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, names of fields read before the switch, or `_` for the default"),
                             }
                         }
                     }
