@@ -435,7 +435,9 @@ pub enum FieldKind {
     Switch {
         /// The switch expression.
         on: SrcExpr,
-        /// Case keys (integer or enum value expressions) and the type each selects.
+        /// Case keys (literals, enum values, or any expression of the switch value's type,
+        /// tested in order) and the type each selects: a user type, a number type
+        /// (`crate::num_type::case_number`), `str` or `strz`.
         cases: Vec<(SrcExpr, String)>,
         /// The `_` case, if any.
         default: Option<String>,
