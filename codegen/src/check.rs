@@ -11,7 +11,7 @@
 use crate::diag::{Diag, Pos};
 use crate::ir::*;
 use crate::names::{camel, field_ident};
-use crate::num_type::{case_number, looks_like_number_type};
+use crate::num_type::{case_builtin, looks_like_number_type};
 use crate::shape::has_no_case;
 use std::collections::{HashMap, HashSet};
 
@@ -253,7 +253,7 @@ impl Checker<'_> {
                     _ => {}
                 }
                 for n in names {
-                    if matches!(f.kind, FieldKind::Switch { .. }) && case_number(&n).is_some() {
+                    if matches!(f.kind, FieldKind::Switch { .. }) && case_builtin(&n) {
                         continue;
                     }
                     if self.s.type_def(&n).is_none() && looks_like_number_type(&n) {

@@ -185,11 +185,16 @@ pub(crate) fn type_exprs(t: &mut TypeDef) -> Vec<(&mut SrcExpr, String)> {
                 size: Some(Size::Expr(e)),
                 ..
             } => out.push((e, format!("{kp}.size"))),
-            FieldKind::Switch { on, size, .. } => {
+            FieldKind::Switch {
+                on, size, cases, ..
+            } => {
                 if let Some(Size::Expr(e)) = size {
                     out.push((e, format!("{kp}.size")));
                 }
                 out.push((on, format!("{kp}.type.switch-on")));
+                for (k, _) in cases {
+                    out.push((k, format!("{kp}.type.cases")));
+                }
             }
             _ => {}
         }

@@ -66,6 +66,18 @@ pub(crate) fn counts_and_lengths(t: &TypeDef) -> HashMap<String, Derived> {
             // A terminated or padded field's size is checked, not derived, and so is a
             // string's in a character set other than UTF-8 and ASCII.
             _ if g.term.is_some() => None,
+            // So is a sized switch with a number or string case, which keeps what that case
+            // leaves of its size (see `emit::switch_tail`).
+            FieldKind::Switch { cases, default, .. }
+                if !g.strict
+                    && cases
+                        .iter()
+                        .map(|(_, n)| n)
+                        .chain(default.iter())
+                        .any(|n| crate::num_type::case_builtin(n)) =>
+            {
+                None
+            }
             FieldKind::Str { encoding, .. } if !plain_encoding(encoding) => None,
             FieldKind::Bytes(Size::Expr(e)) => Some(e),
             FieldKind::Str {

@@ -435,12 +435,17 @@ pub enum FieldKind {
     Switch {
         /// The switch expression.
         on: SrcExpr,
-        /// Case keys (integer or enum value expressions) and the type each selects.
+        /// Case keys (literals, enum values, or any expression of the switch value's type,
+        /// tested in order) and the type each selects: a user type, a number type
+        /// (`crate::num_type::case_number`), `str` or `strz`.
         cases: Vec<(SrcExpr, String)>,
         /// The `_` case, if any.
         default: Option<String>,
         /// `size`: the selected case is read in a substream of this many bytes.
         size: Option<Size>,
+        /// The character set of the `str` and `strz` cases (the field's `encoding`, else
+        /// `meta.encoding`); `None` when no case is a string.
+        encoding: Option<&'static str>,
     },
 }
 

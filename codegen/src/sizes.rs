@@ -92,6 +92,9 @@ fn min_bits(
                 pick.into_iter()
                     .map(|n| match crate::num_type::case_number(n) {
                         Some((bytes, ..)) => usize::from(bytes) * 8,
+                        // `strz`: at least its terminator; `str`: the switch's size.
+                        None if n.as_str() == "strz" => 8,
+                        None if n.as_str() == "str" => 0,
                         None => min_bits(s, n, memo, visiting, cycles, lazy),
                     })
                     .min()

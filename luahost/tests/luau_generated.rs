@@ -566,6 +566,33 @@ fn mixed_number_and_user_switch() {
     assert_eq!(encode(&host, &module, &t).unwrap().unwrap(), bytes);
 }
 
+/// Case keys that are expressions (a field of the root type, a constant sum), tested in
+/// order: the Luau module reads the interpreter's values and writes back byte for byte.
+#[test]
+fn switch_case_keys_that_are_expressions() {
+    let path = repo_root().join("codegen/tests/run/switch_expr_keys.ksy");
+    let (schema, code) = generate(&path, &[]).unwrap();
+    let host = LuauHost::new().unwrap();
+    let Value::Table(module) = host.load_module("switch_expr_keys", &code).unwrap() else {
+        panic!("no table")
+    };
+    let inputs: [&[u8]; 3] = [
+        &[5, 5, 0x34, 0x12, 3, 0xff],
+        &[3, 3, 0x34, 0x12, 7, 9],
+        &[1, 2, 8, 4, 4],
+    ];
+    for bytes in inputs {
+        let t = decode(&host, &module, bytes).unwrap().unwrap();
+        let rust = statepack_codegen::interp::decode(&schema, bytes).unwrap();
+        statepack_codegen::interp::compare(
+            &rust,
+            &tree::convert(&schema, "switch_expr_keys", &t).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(encode(&host, &module, &t).unwrap().unwrap(), bytes);
+    }
+}
+
 /// Padding bits before byte-aligned fields, at the end of a sized switch case and after the
 /// root's last bit field (least-significant-first bits here; Kaitai's suite has the other
 /// order) are kept by the reader and written back; a switch in a sized substream writes each

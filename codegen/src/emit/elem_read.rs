@@ -460,8 +460,8 @@ impl Emitter<'_> {
                     }
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {
-                    let read_case = if case_number(&tn).is_some() {
-                        self.case_read(&tn, &en, &vi)
+                    let read_case = if crate::num_type::case_builtin(&tn) {
+                        self.case_read(&tn, switch_encoding(f), &en, &vi)
                     } else {
                         let ti = type_ident(&tn);
                         let args = self.param_args(f, &tn, scope, &kp)?;
@@ -510,8 +510,8 @@ impl Emitter<'_> {
                 } = &f.kind
                 {
                     let vi = type_ident(d);
-                    default = if case_number(d).is_some() {
-                        self.case_read(d, &en, &vi)
+                    default = if crate::num_type::case_builtin(d) {
+                        self.case_read(d, switch_encoding(f), &en, &vi)
                     } else {
                         let ti = type_ident(d);
                         let args = self.param_args(f, d, scope, &kp)?;
@@ -554,12 +554,35 @@ impl Emitter<'_> {
                                 __r.push_limit(#n).and_then(|__old| { let __v = #inner?; __r.pop_limit(__old)?; Ok(__v) })
                             }
                         } else {
-                            // Kaitai's rules: what the case leaves unread is kept in it.
-                            let stores = self.switch_variants(f).into_iter().map(|(vi, _, _)| {
-                                quote!(#en::#vi(__x) => { __x.__unread_pad = __pad; __x.__unread = __rest.to_vec(); })
+                            // Kaitai's rules: what the case leaves unread is kept in it (a
+                            // user type), or in the field's tail (a number or a string).
+                            let tail = temp_for("tail", &f.id);
+                            let once = matches!(f.repeat, Repeat::None);
+                            let keep_tail = |rest: TokenStream| {
+                                if once {
+                                    quote!(#tail = ::std::option::Option::Some(#rest);)
+                                } else {
+                                    quote!(#tail.push(#rest);)
+                                }
+                            };
+                            let tail_kept = switch_tail(f);
+                            let stores = self.switch_variants(f).into_iter().map(|(vi, tn, _)| {
+                                if crate::num_type::case_builtin(&tn) {
+                                    let keep = keep_tail(quote!(__rest.to_vec()));
+                                    quote!(#en::#vi(_) => { let _ = __pad; #keep })
+                                } else {
+                                    // A list's tails keep one entry per element.
+                                    let keep = if tail_kept && !once { keep_tail(quote!(::std::vec::Vec::new())) } else { quote!() };
+                                    quote!(#en::#vi(__x) => { __x.__unread_pad = __pad; __x.__unread = __rest.to_vec(); #keep })
+                                }
                             });
                             let no_case = if has_no_case(f) {
-                                quote!(#en::NoCase(_) => {})
+                                let keep = if tail_kept && !once {
+                                    keep_tail(quote!(::std::vec::Vec::new()))
+                                } else {
+                                    quote!()
+                                };
+                                quote!(#en::NoCase(_) => { #keep })
                             } else {
                                 quote!()
                             };

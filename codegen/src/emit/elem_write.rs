@@ -337,14 +337,59 @@ impl Emitter<'_> {
                         misses.push(group(quote!(__sw != #key)));
                     }
                     all_tests.extend(tests.clone());
-                    let (pchecks, put) = if case_number(tn).is_some() {
-                        (quote!(), self.case_write(tn))
+                    let (pchecks, put) = if crate::num_type::case_builtin(tn) {
+                        (quote!(), self.case_write(tn, switch_encoding(f)))
                     } else {
                         let (checks, call) =
                             self.child_write(f, tn, scope, &kp, quote!(__x), quote!(__w))?;
                         (checks, quote!(#call?;))
                     };
                     arms.push((vi.clone(), misses, is_default, pchecks, put));
+                }
+                // A number or string case of a sized switch is written with the bytes it left
+                // of the size when read (or zeros up to the size); the size is checked there.
+                let tail_kept = switch_tail(f);
+                let mut case_size_check = quote!();
+                if tail_kept {
+                    let FieldKind::Switch { size: Some(sz), .. } = &f.kind else {
+                        return None;
+                    };
+                    let sz = sz.clone();
+                    case_size_check =
+                        self.size_check(f, &sz, scope, &kp, quote!(__v.encoded_len()))?;
+                    let n = match &sz {
+                        Size::Expr(e) if crate::instances::uses_io_end(&e.expr) => {
+                            quote!(::std::option::Option::None)
+                        }
+                        _ => match self.size_value(&sz, scope, &kp)? {
+                            Some(n) => quote!(::std::option::Option::Some(#n)),
+                            None => quote!(::std::option::Option::None),
+                        },
+                    };
+                    let tail = temp_for("tail", &f.id);
+                    let tail = if matches!(f.repeat, Repeat::None) {
+                        quote!(self.#tail.as_deref())
+                    } else {
+                        quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
+                    };
+                    for (vi, _, _, pchecks, put) in arms.iter_mut() {
+                        let builtin = variants
+                            .iter()
+                            .any(|(v, tn, _)| v == vi && crate::num_type::case_builtin(tn));
+                        if builtin {
+                            *put = quote! {
+                                let mut __sub = __io::ByteWriter::new();
+                                {
+                                    let __w = &mut __sub;
+                                    #put
+                                }
+                                let __d = __sub.into_stream_bytes(__w)?;
+                                __w.write_terminated(&__d, #tail, #n, __io::Term { terminator: ::std::option::Option::None, include: false, consume: true, eos_error: true, pad_right: ::std::option::Option::None, width: 1 })?;
+                            };
+                        } else {
+                            *pchecks = quote!(#case_size_check #pchecks);
+                        }
+                    }
                 }
                 // A case type with positional instances or `_io` gets its own stream start.
                 let own_io = match &f.kind {
@@ -404,8 +449,14 @@ impl Emitter<'_> {
                     } else {
                         (quote!(#en::NoCase), quote!())
                     };
+                    let check = if tail_kept {
+                        case_size_check.clone()
+                    } else {
+                        quote!()
+                    };
                     quote! {
                         #pat => {
+                            #check
                             if #(#all)||* {
                                 return Err(__io::EncodeError::new(__io::EncodeErrorKind::SwitchMismatch { selected: #shown, found: "no case" }));
                             }
@@ -420,6 +471,7 @@ impl Emitter<'_> {
                     return self.proc_switch_write(f, scope, sw_decl, arms);
                 }
                 let size_check = match &f.kind {
+                    _ if tail_kept => quote!(),
                     FieldKind::Switch { size: Some(sz), .. } => {
                         let sz = sz.clone();
                         self.size_check(f, &sz, scope, &kp, quote!(__v.encoded_len()))?

@@ -223,7 +223,7 @@ impl Emitter<'_> {
             }
         });
         let len_arms = vs.iter().map(|(vi, tn, _)| {
-            let len = Self::case_len(tn);
+            let len = Self::case_len(tn, super::switch_encoding(f));
             quote!(#en::#vi(__x) => #len)
         });
         let value_fn = self.number_switch_methods(f, &en);

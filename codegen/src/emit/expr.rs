@@ -540,6 +540,32 @@ impl Emitter<'_> {
                                 Ty::User(tn),
                             ));
                         }
+                        // `.as<u4>` on a switch mixing number and other cases: the number
+                        // of the cases it picks (see `crate::num_type::cast_cases`).
+                        let vs = self.switch_variants(g);
+                        let names: Vec<String> = vs.iter().map(|(_, tn, _)| tn.clone()).collect();
+                        let picked = crate::num_type::cast_cases(&names, target);
+                        if let Some(first) = picked.first() {
+                            let float = crate::num_type::case_number(first).is_some_and(|c| c.2);
+                            let (out, ty) = if float {
+                                (quote!(f64), Ty::Float)
+                            } else {
+                                (quote!(i128), Ty::Int)
+                            };
+                            let en = Self::switch_enum_name(t, g);
+                            let arms = vs.iter().filter(|(_, tn, _)| picked.contains(&tn)).map(
+                                |(vi, _, _)| quote!(#en::#vi(__c) => ::std::result::Result::Ok(*__c as #out),),
+                            );
+                            let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, target);
+                            self.fallible.set(true);
+                            return Ok((
+                                then(
+                                    quote!(match &#ts { #(#arms)* #[allow(unreachable_patterns)] _ => ::std::result::Result::Err(__io::ExprError(::std::string::String::from(#msg))) }),
+                                    &q,
+                                ),
+                                ty,
+                            ));
+                        }
                     }
                 }
                 (ts, ty)

@@ -55,7 +55,6 @@ mod runs;
 mod to_string;
 mod types;
 mod value_instances;
-use crate::num_type::case_number;
 use crate::shape::has_no_case;
 
 pub(crate) use crate::typed::{ty_name, Ty};
@@ -807,10 +806,11 @@ fn bind_elem(ty: &Ty, reference: TokenStream) -> TokenStream {
     }
 }
 
-/// The prefix of a field's hidden member of kept bytes: `tail` (terminator and padding),
+/// The prefix of a field's hidden member of kept bytes: `tail` (terminator and padding, or
+/// what a number or string case left of a sized switch, see [`switch_tail`]),
 /// `stored` (the bytes before `process`), or none.
 fn hidden_prefix(f: &Field) -> Option<&'static str> {
-    if f.term.is_some() {
+    if f.term.is_some() || switch_tail(f) {
         Some("tail")
     } else if f.process.is_some() {
         Some("stored")
@@ -836,6 +836,24 @@ fn term_tokens(t: &TermSpec) -> TokenStream {
 /// A switch with `size`: its case is read in a substream.
 fn switch_sized(f: &Field) -> bool {
     matches!(f.kind, FieldKind::Switch { size: Some(_), .. })
+}
+
+/// A switch with `size` and a number, `str` or `strz` case, under Kaitai's rules: the bytes
+/// of the size such a case leaves unread are kept in the field's hidden `__tail_<field>`
+/// and written back (a user-type case keeps its own, in `__unread`).
+fn switch_tail(f: &Field) -> bool {
+    !f.strict
+        && f.process.is_none()
+        && matches!(&f.kind, FieldKind::Switch { size: Some(_), cases, default, .. }
+            if cases.iter().map(|(_, n)| n).chain(default.iter()).any(|n| crate::num_type::case_builtin(n)))
+}
+
+/// The character set of a switch's `str` and `strz` cases.
+fn switch_encoding(f: &Field) -> Option<&'static str> {
+    match &f.kind {
+        FieldKind::Switch { encoding, .. } => *encoding,
+        _ => None,
+    }
 }
 
 fn int_ty(bytes: u8, signed: bool) -> TokenStream {

@@ -4,22 +4,38 @@
 //! (`U1(u8)`, `U2le(u16)`, ...), so the writer knows which width to write and checks that
 //! it is the one the switch value selects; in expressions and in the dynamic view the field
 //! is the number itself. A switch mixing number and user types has the same variants for
-//! its number cases, and is not a number in expressions.
+//! its number cases, and is not a number in expressions. A `str` or `strz` case holds a
+//! `String` in the switch's `encoding`.
 
-use super::{int_ty, read_method, write_method, Emitter, Ty};
+use super::{int_ty, plain_encoding, read_method, write_method, Emitter, Ty};
 use crate::ir::*;
-use crate::num_type::case_number;
+use crate::num_type::{case_number, case_string, strz_width};
 use proc_macro2::TokenStream;
 use quote::quote;
 
 impl Emitter<'_> {
-    /// Reads case type `tn` into variant `vi` of switch enum `en` (`Result<enum, _>`).
+    /// Reads case type `tn` into variant `vi` of switch enum `en` (`Result<enum, _>`);
+    /// `enc` is the switch's character set for a `str` or `strz` case.
     pub(super) fn case_read(
         &self,
         tn: &str,
+        enc: Option<&'static str>,
         en: &proc_macro2::Ident,
         vi: &proc_macro2::Ident,
     ) -> TokenStream {
+        if let Some(z) = case_string(tn) {
+            let enc = enc.unwrap_or("UTF-8");
+            let read = if z {
+                let term = strz_term(enc);
+                quote!(__r.read_terminated(::std::option::Option::None, #term).and_then(|(__val, _)| __io::decode_str(__val, #enc, __at)))
+            } else {
+                quote!(__io::decode_str(__r.take_rest(), #enc, __at))
+            };
+            return quote!({
+                let __at = __r.offset();
+                #read.map(#en::#vi)
+            });
+        }
         match case_number(tn) {
             Some((bytes, signed, float, endian)) => {
                 let m = read_method(bytes, signed, float, endian);
@@ -32,8 +48,32 @@ impl Emitter<'_> {
         }
     }
 
-    /// Writes the value `__x` of case type `tn`.
-    pub(super) fn case_write(&self, tn: &str) -> TokenStream {
+    /// Writes the value `__x` of case type `tn` (`enc`: as for [`Self::case_read`]).
+    pub(super) fn case_write(&self, tn: &str, enc: Option<&'static str>) -> TokenStream {
+        if let Some(z) = case_string(tn) {
+            let enc = enc.unwrap_or("UTF-8");
+            let bytes = if plain_encoding(enc) {
+                quote!(__x.as_bytes())
+            } else {
+                quote!(&__io::encode_str(__x, #enc)?)
+            };
+            let check = if enc == "ASCII" {
+                quote! {
+                    if !__x.is_ascii() {
+                        return Err(__io::EncodeError::not_valid(format!("{:?}", __x), "must be ASCII"));
+                    }
+                }
+            } else {
+                quote!()
+            };
+            let put = if z {
+                let term = strz_term(enc);
+                quote!(__w.write_terminated(#bytes, ::std::option::Option::None, ::std::option::Option::None, #term)?;)
+            } else {
+                quote!(__w.write_bytes(#bytes);)
+            };
+            return quote!(#check #put);
+        }
         match case_number(tn) {
             Some((bytes, signed, float, endian)) => {
                 let m = write_method(bytes, signed, float, endian);
@@ -43,8 +83,20 @@ impl Emitter<'_> {
         }
     }
 
-    /// The encoded length of the value `__x` of case type `tn`.
-    pub(super) fn case_len(tn: &str) -> TokenStream {
+    /// The encoded length of the value `__x` of case type `tn` (`enc`: as for
+    /// [`Self::case_read`]).
+    pub(super) fn case_len(tn: &str, enc: Option<&'static str>) -> TokenStream {
+        if let Some(z) = case_string(tn) {
+            let enc = enc.unwrap_or("UTF-8");
+            let text = if plain_encoding(enc) {
+                quote!(__x.len())
+            } else {
+                // A text the set cannot hold is refused by the writer; it measures 0 here.
+                quote!(__io::encode_str(__x, #enc).map_or(0, |__b| __b.len()))
+            };
+            let w = proc_macro2::Literal::usize_unsuffixed(usize::from(strz_width(enc)));
+            return if z { quote!(#text + #w) } else { text };
+        }
         match case_number(tn) {
             Some((bytes, ..)) => {
                 let n = proc_macro2::Literal::usize_unsuffixed(bytes as usize);
@@ -56,6 +108,9 @@ impl Emitter<'_> {
 
     /// The Rust type a variant of case type `tn` holds.
     pub(super) fn case_rust_ty(tn: &str) -> TokenStream {
+        if case_string(tn).is_some() {
+            return quote!(::std::string::String);
+        }
         match case_number(tn) {
             Some((4, _, true, _)) => quote!(f32),
             Some((_, _, true, _)) => quote!(f64),
@@ -101,5 +156,14 @@ impl Emitter<'_> {
                 match self { #(#arms,)* #none }
             }
         }
+    }
+}
+
+/// The runtime's `Term` of a `strz` case in character set `enc`: a zero terminator (two zero
+/// bytes in UTF-16), consumed, not part of the value, required.
+fn strz_term(enc: &str) -> TokenStream {
+    let w = strz_width(enc);
+    quote! {
+        __io::Term { terminator: ::std::option::Option::Some(0u8), include: false, consume: true, eos_error: true, pad_right: ::std::option::Option::None, width: #w }
     }
 }

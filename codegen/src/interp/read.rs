@@ -1496,6 +1496,30 @@ impl<'s> Interp<'s> {
                 Ok(DynValue::Int(read_int(r, bytes, signed, endian)?))
             };
         }
+        if let Some(z) = crate::num_type::case_string(tn) {
+            // `str`: the rest of the switch's size; `strz`: up to its terminator.
+            let FieldKind::Switch { encoding, .. } = &f.kind else {
+                return Ok(DynValue::Null);
+            };
+            let enc = encoding.unwrap_or("UTF-8");
+            let at = r.offset();
+            let val = if z {
+                let term = TermSpec {
+                    terminator: Some(0),
+                    include: false,
+                    consume: true,
+                    eos_error: true,
+                    pad_right: None,
+                    width: crate::num_type::strz_width(enc),
+                };
+                r.read_terminated(None, term_of(Some(&term)))?.0
+            } else {
+                r.take_rest()
+            };
+            return Ok(DynValue::Str(statepack_runtime::io::decode_str(
+                val, enc, at,
+            )?));
+        }
         let t = self.type_named(tn, at)?;
         let params = self.args(r, frame, f, tn, index)?;
         let v = self.read_type(r, t, params)?;

@@ -912,6 +912,7 @@ fn write_elem(
             cases,
             default,
             size,
+            encoding,
         } => {
             let v = eval(on, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", on.src))?;
             let mut chosen = None;
@@ -947,6 +948,28 @@ fn write_elem(
                 };
                 put_sized(w, f, &inner.into_bytes(), n, room, fp)?;
                 return Ok(v);
+            }
+            if let Some(z) = crate::num_type::case_string(&tn) {
+                // A `str` case fills the switch's size; a `strz` case ends with its
+                // terminator (then zeros up to the size).
+                let Given::Str(text) = g else {
+                    return Err(format!("{fp}: expected a string, found {}", g.describe()));
+                };
+                let enc = encoding.unwrap_or("UTF-8");
+                let b = statepack_runtime::io::encode_str(text, enc)
+                    .map_err(|e| format!("{fp}: {e}"))?
+                    .into_owned();
+                let mut f2 = f.clone();
+                f2.term = z.then_some(TermSpec {
+                    terminator: Some(0),
+                    include: false,
+                    consume: true,
+                    eos_error: true,
+                    pad_right: None,
+                    width: crate::num_type::strz_width(enc),
+                });
+                put_sized(w, &f2, &b, size_of(size.as_ref())?, room, fp)?;
+                return Ok(DynValue::Str(text.clone()));
             }
             let t = s
                 .type_def(&tn)

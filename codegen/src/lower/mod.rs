@@ -1167,7 +1167,7 @@ impl<'a> Lower<'a> {
                 },
                 Some(tnode) => match &tnode.kind {
                     NodeKind::Map(sw) => {
-                        self.switch_type(tnode, sw, fp, &size, &mut switch_args)?
+                        self.switch_type(tnode, sw, fp, (&size, encoding), &mut switch_args)?
                     }
                     _ => {
                         self.named_type(tnode, fp, size, &term, &enum_name, encoding, &mut args)?
@@ -1260,7 +1260,16 @@ impl<'a> Lower<'a> {
                 "enums apply to integer types only",
             );
         }
-        if encoding.is_some() && !matches!(kind, FieldKind::Str { .. }) {
+        if encoding.is_some() && matches!(kind, FieldKind::Switch { encoding: None, .. }) {
+            self.err(
+                at("encoding"),
+                &format!("{fp}.encoding"),
+                "`encoding` on a switch without a `str` or `strz` case",
+                "drop `encoding`, or give the switch a string case (`1: strz`)",
+            );
+        } else if encoding.is_some()
+            && !matches!(kind, FieldKind::Str { .. } | FieldKind::Switch { .. })
+        {
             self.err(
                 at("encoding"),
                 &format!("{fp}.encoding"),
@@ -1330,6 +1339,17 @@ impl<'a> Lower<'a> {
                             ..
                         }
                     );
+            let builtin = matches!(kind, FieldKind::Switch { cases, default, .. }
+                if cases.iter().map(|(_, n)| n).chain(default.iter()).any(|n| crate::num_type::case_builtin(n)));
+            if ok && builtin {
+                self.err(
+                    get("process").map_or(node.pos, |v| v.pos),
+                    &format!("{fp}.process"),
+                    "`process` on a switch with a number, `str` or `strz` case is not supported yet",
+                    "process a byte field, and read the switch from a type over its bytes",
+                );
+                return None;
+            }
             if !ok {
                 self.err(
                     get("process").map_or(node.pos, |v| v.pos),
@@ -1446,7 +1466,7 @@ impl<'a> Lower<'a> {
         tnode: &Node,
         sw: &[(Key, Node)],
         fp: &str,
-        size: &Option<Size>,
+        (size, encoding): (&Option<Size>, Option<&'static str>),
         switch_args: &mut Vec<(String, Vec<SrcExpr>)>,
     ) -> Option<FieldKind> {
         let tp = format!("{fp}.type");
@@ -1526,7 +1546,11 @@ impl<'a> Lower<'a> {
                                 Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
                                 // A byte-array literal (`'[0x49]'`) for a switch on bytes.
                                 Ok(Expr::List(items)) if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) => cases.push((SrcExpr { expr: Expr::List(items), src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
-                                _ => self.err(ck.pos, &cp, bad_case_key(&ck.text, "a switch type"), "case keys are integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, or `_` for the default"),
+                                // Any other expression (`_root.kind_a`, `1 + 2`), as Kaitai
+                                // Struct allows: evaluated and compared in the order written
+                                // (a bare name must be a valid one).
+                                Ok(e) if !matches!(&e, Expr::Name(n) if !is_ident(n)) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                _ => self.err(ck.pos, &cp, bad_case_key(&ck.text, "a switch type"), "case keys are expressions: integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, names of fields read before the switch, or `_` for the default"),
                             }
                         }
                     }
@@ -1558,32 +1582,48 @@ impl<'a> Lower<'a> {
             }
             return None;
         }
-        let numbers = cases
+        // A switch may mix number types, `str`/`strz` and user types (`cases: {1: u4, 2:
+        // point, 3: strz}`): each case is a variant of the field's switch enum. Only a switch
+        // of numbers alone is a number in expressions. With a `size`, the case is read in a
+        // substream of that size (numbers and strings alike), and what it leaves unread is
+        // kept.
+        let strings: Vec<&String> = cases
             .iter()
             .map(|(_, n)| n)
             .chain(default.iter())
-            .filter(|n| crate::num_type::case_number(n).is_some())
-            .count();
-        let all = cases.len() + usize::from(default.is_some());
-        // A switch may mix number types and user types (`cases: {1: u4, 2: point}`): each
-        // case is a variant of the field's switch enum. Only a switch of numbers alone is a
-        // number in expressions.
-        if numbers == all {
-            if size.is_some() {
-                self.err(
-                    tnode.pos,
-                    &tp,
-                    "a switch of number types cannot have a `size`",
-                    "drop `size`: each number type has its own",
-                );
-                return None;
-            }
+            .filter(|n| crate::num_type::case_string(n).is_some())
+            .collect();
+        if size.is_none() && strings.iter().any(|n| n.as_str() == "str") {
+            self.err(
+                tnode.pos,
+                &tp,
+                "a `str` case needs the switch's `size` (or `size-eos`)",
+                "give the field a `size`, or use `strz` for a zero-terminated string",
+            );
+            return None;
         }
+        let encoding = if strings.is_empty() {
+            None
+        } else {
+            match encoding.or(self.default_encoding) {
+                Some(e) => Some(e),
+                None => {
+                    self.err(
+                        tnode.pos,
+                        &tp,
+                        "a switch with a `str` or `strz` case has no encoding",
+                        "add `encoding: UTF-8` to the field or to `meta`",
+                    );
+                    return None;
+                }
+            }
+        };
         Some(FieldKind::Switch {
             on,
             cases,
             default,
             size: size.clone(),
+            encoding,
         })
     }
 

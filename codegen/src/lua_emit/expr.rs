@@ -362,6 +362,9 @@ impl Scope<'_> {
                 let (x, k) = self.compile(a)?;
                 if self.s.type_def(ty).is_some() {
                     (x, Kind::User(vec![ty.clone()]))
+                } else if let (Kind::Any, Some(_)) = (&k, crate::sem::number_type(ty)) {
+                    // The value may hold a table (a user-type case): no check is generated.
+                    return Err(format!("cast `.as<{ty}>` of a switch that mixes number and other cases is not supported by this backend"));
                 } else if let Some((_, _, float, _)) = crate::sem::number_type(ty) {
                     (x, if float { Kind::Float } else { Kind::Int })
                 } else if ty == "bytes" && matches!(k, Kind::List(_)) {

@@ -1034,6 +1034,7 @@ impl<'a> Emitter<'a> {
             cases,
             default: None,
             size: None,
+            ..
         } = &f.kind
         else {
             return None;
@@ -1084,6 +1085,7 @@ impl<'a> Emitter<'a> {
             cases,
             default,
             size: None,
+            ..
         } = &f.kind
         else {
             return false;
@@ -2316,6 +2318,7 @@ impl<'a> Emitter<'a> {
             cases,
             default,
             size,
+            ..
         } = &f.kind
         else {
             return Err("not a switch".into());

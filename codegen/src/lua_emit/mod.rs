@@ -95,10 +95,46 @@ pub fn generate(
             "read the file with the Rust reader, or break the cycle with `if`",
         )]);
     }
+    if let Some(d) = unsupported_switch(&schema, target) {
+        return Err(vec![d]);
+    }
     match target {
         Target::Luau => luau::emit(&schema),
         Target::Lua51(opts) => lua51::emit(&schema, opts),
     }
+}
+
+/// A switch field with a `str` or `strz` case, which the Lua backends do not read yet
+/// (refused by name rather than read as something else). `None` when `s` has none.
+fn unsupported_switch(s: &crate::ir::Schema, target: Target) -> Option<Diag> {
+    use crate::ir::FieldKind;
+    let name = match target {
+        Target::Luau => "luau",
+        Target::Lua51(_) => "lua51",
+    };
+    for t in &s.types {
+        for f in &t.fields {
+            let FieldKind::Switch { cases, default, .. } = &f.kind else {
+                continue;
+            };
+            let Some(n) = cases
+                .iter()
+                .map(|(_, n)| n)
+                .chain(default.iter())
+                .find(|n| crate::num_type::case_string(n).is_some())
+            else {
+                continue;
+            };
+            return Some(Diag::new(
+                &s.file,
+                f.pos_of("type"),
+                &format!("{}.type", f.key_path),
+                format!("--target {name}: switch case type `{n}` (a string) is not supported by the Lua backends yet"),
+                "read and write this schema with the Rust reader or `decode --schema`",
+            ));
+        }
+    }
+    None
 }
 
 /// Generates every `*.ksy` of `schema_dir` into `out_dir` as `<stem>.<ext>`, in file-name

@@ -662,6 +662,7 @@ pub(super) trait Backend<'a>: std::ops::DerefMut<Target = Core<'a>> {
             cases,
             default,
             size,
+            ..
         } = &f.kind
         else {
             return Err("not a switch".into());

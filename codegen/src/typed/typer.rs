@@ -574,15 +574,23 @@ impl<'s> Typer<'s> {
             }
         }
         if let Ty::Switch(owner, fid) = &v.ty {
-            if self
-                .switch_case_types(owner, fid)
+            let cases = self.switch_case_types(owner, fid);
+            if cases
                 .iter()
-                .any(|tn| tn == target)
+                .any(|tn| tn == target && !crate::num_type::case_builtin(tn))
             {
                 return Ok(t(
                     Ty::User(target.to_owned()),
                     Node::Cast(bx(v), target.to_owned()),
                 ));
+            }
+            // `.as<u4>`: the number of a number case (an error when the value holds another
+            // case, as `.as<point>` is).
+            let picked = crate::num_type::cast_cases(&cases, target);
+            if let Some(first) = picked.first() {
+                let float = crate::num_type::case_number(first).is_some_and(|c| c.2);
+                let ty = if float { Ty::Float } else { Ty::Int };
+                return Ok(t(ty, Node::Cast(bx(v), target.to_owned())));
             }
         }
         if !same {

@@ -8,7 +8,7 @@ use crate::diag::{Diag, Pos};
 use crate::expr::{BinOp, Expr};
 use crate::instances::{keeps_read_pos, uses_io, uses_io_end};
 use crate::ir::*;
-use crate::num_type::case_number;
+use crate::num_type::case_builtin;
 use std::collections::HashMap;
 
 /// Types every expression of `s` (after the check stage's names, references and layout).
@@ -519,7 +519,7 @@ impl TypeWalk<'_, '_> {
         }
         self.case_keys(f, &sty);
         for (tn, keys) in switch_variants(f) {
-            if case_number(&tn).is_none() {
+            if !case_builtin(&tn) {
                 self.args(f, &tn, scope, kp)?;
             }
             for k in &keys {
@@ -545,7 +545,7 @@ impl TypeWalk<'_, '_> {
             }
         }
         if let Some(d) = default {
-            if case_number(d).is_none() {
+            if !case_builtin(d) {
                 self.args(f, d, scope, kp)?;
             }
         }
@@ -660,7 +660,7 @@ impl TypeWalk<'_, '_> {
                     for k in &keys {
                         self.expr(k, scope, &format!("{kp}.type.cases"))?;
                     }
-                    if case_number(&tn).is_none() {
+                    if !case_builtin(&tn) {
                         self.args(f, &tn, scope, kp)?;
                     }
                 }

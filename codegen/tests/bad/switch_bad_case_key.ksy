@@ -7,7 +7,7 @@ seq:
     type:
       switch-on: kind
       cases:
-        kind + 1: empty
+        kind +: empty
 types:
   empty:
     seq: []
