@@ -1949,7 +1949,7 @@ mod tests {
 
 /// An `f4` as the interpreter's `f64`: exactly, and a NaN with its sign and payload (the
 /// payload moved to the top of the `f64`'s, its quiet bit kept as it is), so that the
-/// writer narrows it back to the same bits ([`super::write`]).
+/// writer narrows it back to the same bits.
 pub(crate) fn widen(x: f32) -> f64 {
     if !x.is_nan() {
         return f64::from(x);

@@ -1211,10 +1211,12 @@ fn put_float(w: &mut ByteWriter, g: &Given, bytes: u8, endian: Endian, fp: &str)
             })?,
         Given::Str(t) if t == "inf" => f64::INFINITY,
         Given::Str(t) if t == "-inf" => f64::NEG_INFINITY,
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "{fp}: expected a number (or \"NaN\", \"nan:0x<bits>\", \"inf\", \"-inf\"), found {}",
             other.describe()
-        )),
+        ))
+        }
     };
     // A finite number that an `f4` cannot hold would be written as infinity.
     if bytes == 4 && x.is_finite() && !(x as f32).is_finite() {

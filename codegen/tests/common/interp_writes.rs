@@ -18,10 +18,19 @@ pub fn checked(name: &str) -> Checked {
         .unwrap_or_else(|d| panic!("{}", statepack_codegen::render(&d)))
 }
 
-/// `bytes` read by the interpreter with `tests/run/<name>.ksy`, as the writer takes it.
+/// `bytes` read by the interpreter with `tests/run/<name>.ksy`, as the writer takes it:
+/// each type's fields and instances (its params, which `decode --schema` does not print,
+/// left out).
 pub fn read(name: &str, bytes: &[u8]) -> Given {
-    let v = interp::decode(&checked(name), bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
-    given_of(&DynValue::Struct(std::sync::Arc::new(v)))
+    let s = checked(name);
+    let v = interp::decode(&s, bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let shown = |t: &str, k: &str| {
+        s.types
+            .iter()
+            .filter(|d| d.schema_name == t)
+            .any(|d| d.fields.iter().any(|f| f.id == k) || d.instances.iter().any(|i| i.id == k))
+    };
+    given_of(&DynValue::Struct(std::sync::Arc::new(v)), &shown)
 }
 
 /// `given` written by the interpreter with `tests/run/<name>.ksy`.
@@ -32,8 +41,9 @@ pub fn written(name: &str, given: &Given) -> Vec<u8> {
 }
 
 /// A value as `decode --schema` prints it: bytes as hex, an enum by name, each member of a
-/// type (an instance that failed to read left out).
-pub fn given_of(v: &DynValue) -> Given {
+/// type that `shown` keeps (type name, member name; an instance that failed to read left
+/// out).
+pub fn given_of(v: &DynValue, shown: &dyn Fn(&str, &str) -> bool) -> Given {
     match v {
         DynValue::Null => Given::Null,
         DynValue::Bool(b) => Given::Bool(*b),
@@ -45,12 +55,12 @@ pub fn given_of(v: &DynValue) -> Given {
             Some(n) => Given::Str(n.to_owned()),
             None => Given::Int(e.value),
         },
-        DynValue::List(items) => Given::List(items.iter().map(given_of).collect()),
+        DynValue::List(items) => Given::List(items.iter().map(|x| given_of(x, shown)).collect()),
         DynValue::Struct(s) => Given::Map(
             s.members
                 .iter()
-                .filter(|(k, _)| s.error_of(k).is_none())
-                .map(|(k, v)| ((*k).to_owned(), given_of(v)))
+                .filter(|(k, _)| s.error_of(k).is_none() && shown(s.type_name, k))
+                .map(|(k, v)| ((*k).to_owned(), given_of(v, shown)))
                 .collect(),
         ),
         DynValue::Io { pos, size } => Given::Map(vec![
