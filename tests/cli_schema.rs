@@ -787,7 +787,7 @@ fn a_value_shorter_than_its_size_is_refused_unless_padded() {
         ),
         (
             r#"{"n": 2, "body": "aabb", "name": "ab", "padded": "01"}"#,
-            "name: 2 byte(s) given, but the size `4` is 4",
+            "name: 2 byte(s) given, but the size is 4",
         ),
     ] {
         std::fs::write(dir.join("v.json"), json).unwrap();

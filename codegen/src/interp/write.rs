@@ -464,10 +464,13 @@ fn later_is_sorted(t: &TypeDef, frame: &Frame<'_>) -> bool {
 /// sized, processed or terminated type holding it): at its `pos`, evaluated over the fields
 /// written; or, when the writer places it (`placed`) and its offset field was left out of
 /// the JSON (`held`), at the first free place after everything written so far, that offset
-/// then written into the field. A position `_io.size - k` (a trailer, such as a footer at
-/// the end of the file) is `size - k` in a substream of known `size` (`room`), else the end
-/// of everything written so far, the instance's bytes padded with zeros to `k`, so that the
-/// stream ends `k` bytes after it. Errors: a position that is negative or cannot be
+/// then written into the field (encoded once in a probe to learn its bytes and where the
+/// instances it places go, then again at its place). A position `_io.size - k` (a trailer,
+/// such as a footer at the end of the file) of the root is queued as the root's trailer
+/// (the runtime's `place_trailer`: after everything else, ending the output, the instances
+/// it places after all others); elsewhere it is `size - k` in a substream of known `size`
+/// (`room`), else the end of everything written so far, the instance's bytes padded with
+/// zeros to `k`, so that the stream ends `k` bytes after it. Errors: a position that is negative or cannot be
 /// evaluated, a trailer longer than `k`, an instance read from another value's substream
 /// (`io: x._io`), the value's own errors.
 fn write_positional(
@@ -1245,10 +1248,15 @@ fn put_float(w: &mut ByteWriter, g: &Given, bytes: u8, endian: Endian, fp: &str)
 /// value is refused by [`put_sized`].
 fn fills(f: &Field, size: Option<&Size>, len: usize, n: Option<usize>, fp: &str) -> W<()> {
     match (n, size) {
-        (Some(n), Some(Size::Expr(e))) if f.term.is_none() && len < n => Err(format!(
-            "{fp}: {len} byte(s) given, but the size `{}` is {n} (only a field with `pad-right` or a terminator is padded)",
-            e.src
-        )),
+        (Some(n), Some(Size::Expr(e))) if f.term.is_none() && len < n => {
+            let size = match e.src.trim() == n.to_string() {
+                true => format!("the size is {n}"),
+                false => format!("the size `{}` is {n}", e.src),
+            };
+            Err(format!(
+                "{fp}: {len} byte(s) given, but {size} (only a field with `pad-right` or a terminator is padded)"
+            ))
+        }
         _ => Ok(()),
     }
 }
