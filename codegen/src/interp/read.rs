@@ -1855,6 +1855,18 @@ fn show(v: &DynValue) -> String {
     }
 }
 
+/// An `f4` as the interpreter's `f64`: exactly, and a NaN with its sign and payload (the
+/// payload moved to the top of the `f64`'s, its quiet bit kept as it is), so that the
+/// writer narrows it back to the same bits.
+pub(crate) fn widen(x: f32) -> f64 {
+    if !x.is_nan() {
+        return f64::from(x);
+    }
+    let b = x.to_bits();
+    let sign = u64::from(b >> 31) << 63;
+    f64::from_bits(sign | 0x7ff0_0000_0000_0000 | (u64::from(b & 0x007f_ffff) << 29))
+}
+
 #[cfg(test)]
 mod tests {
     use super::{decode, decode_partial};
@@ -1945,16 +1957,4 @@ mod tests {
         assert!(err.is_none(), "{err:?}");
         assert!(tree.expect("tree").error_of("far").is_some());
     }
-}
-
-/// An `f4` as the interpreter's `f64`: exactly, and a NaN with its sign and payload (the
-/// payload moved to the top of the `f64`'s, its quiet bit kept as it is), so that the
-/// writer narrows it back to the same bits.
-pub(crate) fn widen(x: f32) -> f64 {
-    if !x.is_nan() {
-        return f64::from(x);
-    }
-    let b = x.to_bits();
-    let sign = u64::from(b >> 31) << 63;
-    f64::from_bits(sign | 0x7ff0_0000_0000_0000 | (u64::from(b & 0x007f_ffff) << 29))
 }
