@@ -34,6 +34,11 @@ mod real_tar;
 #[path = "run/real_zip.rs"]
 mod real_zip;
 
+#[path = "common/interp_writes.rs"]
+mod interp_writes;
+
+use interp_writes::{hex, list, read, set, written};
+use statepack_codegen::interp::Given;
 use statepack_runtime::io::ByteWriter;
 use std::io::{Cursor, Read, Write};
 use std::path::Path;
@@ -176,6 +181,31 @@ fn png_chunks_read_edited_and_written_with_their_lengths_derived() {
     }
     let out = e.encode().unwrap();
     assert_eq!(out.len(), bytes.len() + 19 + (12 + 6 + 1 + 9));
+    // The same edit on the interpreter's value, written by the interpreter: the same bytes
+    // (the JSON gives each chunk's length, which the generated writer derives).
+    let mut g = read("real_png", &bytes);
+    assert_eq!(written("real_png", &g), bytes);
+    let text = |keyword: &str, text: &str, crc: u32| {
+        Given::Map(vec![
+            (
+                "len_data".to_owned(),
+                Given::Int((keyword.len() + 1 + text.len()) as i128),
+            ),
+            ("chunk_type".to_owned(), Given::Str("tEXt".to_owned())),
+            (
+                "data".to_owned(),
+                Given::Map(vec![
+                    ("keyword".to_owned(), Given::Str(keyword.to_owned())),
+                    ("text".to_owned(), Given::Str(text.to_owned())),
+                ]),
+            ),
+            ("crc".to_owned(), Given::Int(crc.into())),
+        ])
+    };
+    let chunks = list(&mut g, "chunks");
+    chunks[ti] = text("Title", "Checkerboard, three by two", e.chunks[ti].crc);
+    chunks.insert(ti + 1, text("Author", "statepack", e.chunks[ti + 1].crc));
+    assert_eq!(written("real_png", &g), out);
     // The lengths the writer derived, walked by hand.
     let raw = raw_chunks(&out);
     assert_eq!(raw[ti], ("tEXt".to_owned(), 5 + 1 + 26));
@@ -326,6 +356,28 @@ fn tar_members_read_edited_and_written_with_their_data_placed() {
     first.data = (0..1300).map(|i| b'A' + (i % 26) as u8).collect();
     settle(first);
     let out = e.encode().unwrap();
+    // The same edit on the interpreter's value, written by the interpreter.
+    let mut g = read("real_tar", &bytes);
+    assert_eq!(written("real_tar", &g), bytes);
+    let m = &e.members[0];
+    set(
+        &mut g,
+        "members.0.header.name",
+        Given::Str(m.header.name.clone()),
+    );
+    set(
+        &mut g,
+        "members.0.header.size_octal",
+        Given::Str(m.header.size_octal.clone()),
+    );
+    set(
+        &mut g,
+        "members.0.header.checksum",
+        Given::Str(m.header.checksum.clone()),
+    );
+    set(&mut g, "members.0.data", Given::Str(hex(&m.data)));
+    set(&mut g, "members.0.padding", Given::Str(hex(&m.padding)));
+    assert_eq!(written("real_tar", &g), out);
     assert_eq!(out.len(), bytes.len() + 512); // 600 bytes took 2 blocks, 1300 take 3
                                               // The second member's header moved to the block after the grown data.
     assert_eq!(&out[512 * 4..512 * 4 + 14], b"data/table.csv");
@@ -428,6 +480,13 @@ fn zip_central_directory_found_from_the_end_and_written_back() {
     );
     assert_eq!(v.encode().unwrap(), bytes);
     interpreter_agrees("real_zip", &bytes, &v);
+    // Written back by the interpreter: the offsets as given, and the central directory's
+    // derived when left out (placed after the local headers, as the generated writer places
+    // it).
+    let mut g = read("real_zip", &bytes);
+    assert_eq!(written("real_zip", &g), bytes);
+    interp_writes::remove(&mut g, "end_of_central_dir.ofs_central_dir");
+    assert_eq!(written("real_zip", &g), bytes);
 }
 
 /// CRC-32 of `data`, as ZIP stores it for a member.
@@ -571,6 +630,11 @@ fn a_zip_archive_built_by_hand_is_laid_out_by_the_writer() {
         .collect();
     assert_eq!(ofs, [0, local_len(&members[0]) as u32]);
     interpreter_agrees("real_zip", &out, &back);
+    // The interpreter lays out the same archive from its value with the central
+    // directory's offset left out.
+    let mut g = read("real_zip", &out);
+    interp_writes::remove(&mut g, "end_of_central_dir.ofs_central_dir");
+    assert_eq!(written("real_zip", &g), out);
     let by_zip = zip_read(&out);
     assert_eq!(
         by_zip

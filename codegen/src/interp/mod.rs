@@ -34,7 +34,7 @@ mod write;
 
 pub use read::{decode, decode_partial, stream};
 pub use stream::{Check, Discard, InstanceErrors, Label, MemberKind, Sink, StreamError};
-pub use write::{encode, from_given, Given};
+pub use write::{encode, from_given, nonfinite_text, Given};
 
 use statepack_runtime::reflect::{Reflect, Value};
 use std::borrow::Cow;

@@ -1272,8 +1272,8 @@ impl<'s> Interp<'s> {
             FieldKind::Float { bytes, endian } => Ok(DynValue::Float(
                 match (bytes, frame.order(*endian).map_err(|m| semantic(at, m))?) {
                     (_, Endian::Computed) => return Err(computed_endian(r.offset())),
-                    (4, Endian::Le) => f64::from(r.read_f32le()?),
-                    (4, Endian::Be) => f64::from(r.read_f32be()?),
+                    (4, Endian::Le) => widen(r.read_f32le()?),
+                    (4, Endian::Be) => widen(r.read_f32be()?),
                     (_, Endian::Le) => r.read_f64le()?,
                     (_, Endian::Be) => r.read_f64be()?,
                 },
@@ -1487,8 +1487,8 @@ impl<'s> Interp<'s> {
             return if float {
                 Ok(DynValue::Float(match (bytes, endian) {
                     (_, Endian::Computed) => return Err(computed_endian(r.offset())),
-                    (4, Endian::Le) => f64::from(r.read_f32le()?),
-                    (4, Endian::Be) => f64::from(r.read_f32be()?),
+                    (4, Endian::Le) => widen(r.read_f32le()?),
+                    (4, Endian::Be) => widen(r.read_f32be()?),
                     (_, Endian::Le) => r.read_f64le()?,
                     (_, Endian::Be) => r.read_f64be()?,
                 }))
@@ -1877,6 +1877,18 @@ fn show(v: &DynValue) -> String {
         DynValue::Struct(s) => format!("a `{}`", s.type_name),
         other => other.kind().to_owned(),
     }
+}
+
+/// An `f4` as the interpreter's `f64`: exactly, and a NaN with its sign and payload (the
+/// payload moved to the top of the `f64`'s, its quiet bit kept as it is), so that the
+/// writer narrows it back to the same bits.
+pub(crate) fn widen(x: f32) -> f64 {
+    if !x.is_nan() {
+        return f64::from(x);
+    }
+    let b = x.to_bits();
+    let sign = u64::from(b >> 31) << 63;
+    f64::from_bits(sign | 0x7ff0_0000_0000_0000 | (u64::from(b & 0x007f_ffff) << 29))
 }
 
 #[cfg(test)]

@@ -33,7 +33,8 @@ pub enum Given {
     Int(i128),
     /// A number with a fraction or exponent.
     Float(f64),
-    /// A string: text, a byte array in hex, an enum value's name, `"NaN"`, `"inf"`, `"-inf"`.
+    /// A string: text, a byte array in hex, an enum value's name, `"NaN"`, `"nan:0x<bits>"`,
+    /// `"inf"`, `"-inf"` ([`nonfinite_text`]).
     Str(String),
     /// An array.
     List(Vec<Given>),
@@ -463,10 +464,13 @@ fn later_is_sorted(t: &TypeDef, frame: &Frame<'_>) -> bool {
 /// sized, processed or terminated type holding it): at its `pos`, evaluated over the fields
 /// written; or, when the writer places it (`placed`) and its offset field was left out of
 /// the JSON (`held`), at the first free place after everything written so far, that offset
-/// then written into the field. A position `_io.size - k` (a trailer, such as a footer at
-/// the end of the file) is `size - k` in a substream of known `size` (`room`), else the end
-/// of everything written so far, the instance's bytes padded with zeros to `k`, so that the
-/// stream ends `k` bytes after it. Errors: a position that is negative or cannot be
+/// then written into the field (encoded once in a probe to learn its bytes and where the
+/// instances it places go, then again at its place). A position `_io.size - k` (a trailer,
+/// such as a footer at the end of the file) of the root is queued as the root's trailer
+/// (the runtime's `place_trailer`: after everything else, ending the output, the instances
+/// it places after all others); elsewhere it is `size - k` in a substream of known `size`
+/// (`room`), else the end of everything written so far, the instance's bytes padded with
+/// zeros to `k`, so that the stream ends `k` bytes after it. Errors: a position that is negative or cannot be
 /// evaluated, a trailer longer than `k`, an instance read from another value's substream
 /// (`io: x._io`), the value's own errors.
 fn write_positional(
@@ -496,11 +500,14 @@ fn write_positional(
     let what = intern(&f.key_path);
     let bad = |e: statepack_runtime::io::EncodeError| format!("{fp}: {e}");
     if let (Some(p), Some(held)) = (placed, held) {
-        let mut tmp = ByteWriter::new();
-        let v = write_field(s, &mut tmp, frame, f, g, fp, depth, None)?;
-        let bytes = tmp.into_stream_bytes(w).map_err(bad)?;
-        let pos = w
-            .derive_position_in(None, &bytes, p.step, p.offset, 0, at.whole)
+        // Encoded once to learn its bytes and where the instances it places go, placed
+        // after everything written or queued so far (and after those instances, so that a
+        // directory follows the entries it points at), then encoded again at its place, as
+        // the generated writer does (`probe_writer`, `derive_placed`, `placed_writer`).
+        let mut probe = w.probe_writer(0, at.whole);
+        write_field(s, &mut probe, frame, f, g, fp, depth, None)?;
+        let (pos, kept) = w
+            .derive_placed(None, &probe, p.step, p.offset, 0, at.whole)
             .map_err(bad)?;
         let n = (pos - p.offset) / p.step;
         let len = held.len;
@@ -508,9 +515,20 @@ fn write_positional(
         if let Some(slot) = frame.fields.iter_mut().find(|(k, _)| *k == len) {
             slot.1 = DynValue::Int(n);
         }
-        let mut iw = w.instance_writer(pos, at.whole).map_err(bad)?;
-        iw.write_bytes(&bytes);
+        let mut iw = w
+            .placed_writer(pos, kept, probe.len(), 0, at.whole)
+            .map_err(bad)?;
+        let v = write_field(s, &mut iw, frame, f, g, fp, depth, None)?;
         w.place_derived(iw, what);
+        return Ok(v);
+    }
+    if let (Some(k), None, 0) = (from_end(&at.pos), room, depth) {
+        // A trailer of the root (a ZIP archive's end-of-central-directory record): written
+        // after everything else, the instances it places itself after all the others, and
+        // laid out to end the output, as the generated writer does.
+        let mut iw = w.trailer_writer(0);
+        let v = write_field(s, &mut iw, frame, f, g, fp, depth, None)?;
+        w.place_trailer(iw, k, 0, what).map_err(bad)?;
         return Ok(v);
     }
     if let Some(k) = from_end(&at.pos) {
@@ -843,8 +861,9 @@ fn write_elem(
             let data = inner
                 .into_stream_bytes(w)
                 .map_err(|e| format!("{fp}: {e}"))?;
-            let stored = reprocessed(s, w, frame, f, &data, index, fp)?;
-            if let Some(n) = size_of(Some(size))? {
+            let n = size_of(Some(size))?;
+            let stored = reprocessed(s, w, frame, f, &data, (index, n), fp)?;
+            if let Some(n) = n {
                 if stored.len() != n {
                     return Err(format!(
                         "{fp}: the processed value takes {} byte(s) but the size is {n}",
@@ -857,7 +876,9 @@ fn write_elem(
         }
         FieldKind::Bytes(size) => {
             let b = unhex(g, fp)?;
-            put_sized(w, f, &b, size_of(Some(size))?, room, fp)?;
+            let n = size_of(Some(size))?;
+            fills(f, Some(size), b.len(), n, fp)?;
+            put_sized(w, f, &b, n, room, fp)?;
             Ok(DynValue::Bytes(b))
         }
         FieldKind::Str { size, encoding } => {
@@ -878,7 +899,9 @@ fn write_elem(
                     width: 1,
                 });
             }
-            put_sized(w, &f2, &b, size_of(size.as_ref())?, room, fp)?;
+            let n = size_of(size.as_ref())?;
+            fills(f, size.as_ref(), b.len(), n, fp)?;
+            put_sized(w, &f2, &b, n, room, fp)?;
             Ok(DynValue::Str(text.clone()))
         }
         FieldKind::User { name, size } => {
@@ -925,7 +948,9 @@ fn write_elem(
             }
             let Some(tn) = chosen.or_else(|| default.clone()) else {
                 let b = unhex(g, fp).unwrap_or_default();
-                put_sized(w, f, &b, size_of(size.as_ref())?, room, fp)?;
+                let n = size_of(size.as_ref())?;
+                fills(f, size.as_ref(), b.len(), n, fp)?;
+                put_sized(w, f, &b, n, room, fp)?;
                 return Ok(if size.is_some() {
                     DynValue::Bytes(b)
                 } else {
@@ -987,15 +1012,22 @@ fn write_elem(
 
 /// The stored bytes of processed field `f` for its value's bytes `data`, the processor's
 /// arguments evaluated with `_io.pos` just after the stored bytes (as on read; `xor`, `rol`
-/// and `ror` store as many bytes as they are given). Errors: a processor written in Rust,
-/// which the interpreter cannot run; an argument that does not evaluate.
+/// and `ror` store as many bytes as they are given). `zlib` compresses at level 6, as the
+/// generated writer does for a value it did not read, unless the size of the stored bytes
+/// is given (`want`: a length field as `decode --schema` printed it): then at the first
+/// level, in the order 9, 6, 1, 0, 2 to 5, 7, 8, whose stream has that size (level 6 when
+/// none has). The generated writer keeps the stored bytes it read while the value is
+/// unchanged; JSON does not carry them, and this search writes back the stream this zlib
+/// made at level 9 (CBTK's chunks), or at a level whose stream no level before it in that
+/// order matches in size, byte for byte. Errors: a processor written in Rust, which the
+/// interpreter cannot run; an argument that does not evaluate.
 fn reprocessed(
     s: &Trees<'_>,
     w: &ByteWriter,
     frame: &Frame<'_>,
     f: &Field,
     data: &[u8],
-    index: Option<usize>,
+    (index, want): (Option<usize>, Option<usize>),
     fp: &str,
 ) -> W<Vec<u8>> {
     let key: Vec<u8>;
@@ -1021,6 +1053,15 @@ fn reprocessed(
         Some(Process::Ror(e)) => Processor::Ror(ev_int(e)?),
         _ => return Err(format!("{fp}: this `process` is not written by encode")),
     };
+    if let (Processor::Zlib, Some(n)) = (p, want) {
+        let found = [9, 6, 1, 0, 2, 3, 4, 5, 7, 8]
+            .into_iter()
+            .map(|level| statepack_runtime::zlib::deflate(data, level))
+            .find(|z| z.len() == n);
+        if let Some(z) = found {
+            return Ok(z);
+        }
+    }
     Ok(statepack_runtime::io::reprocess(p, data, None).into_owned())
 }
 
@@ -1054,7 +1095,6 @@ fn write_processed(
     let data = inner
         .into_stream_bytes(w)
         .map_err(|e| format!("{fp}: {e}"))?;
-    let stored = reprocessed(s, w, frame, f, &data, index, fp)?;
     let sc = Scope {
         io: io_here(w, 0),
         elem: None,
@@ -1068,6 +1108,8 @@ fn write_processed(
         }
         _ => None,
     };
+    let want = if f.term.is_some() { None } else { n };
+    let stored = reprocessed(s, w, frame, f, &data, (index, want), fp)?;
     if f.term.is_some() {
         let mut term_only = f.clone();
         term_only.process = None;
@@ -1185,13 +1227,21 @@ fn put_float(w: &mut ByteWriter, g: &Given, bytes: u8, endian: Endian, fp: &str)
         Given::Float(x) => *x,
         Given::Int(i) => *i as f64,
         Given::Str(t) if t == "NaN" => f64::NAN,
+        Given::Str(t) if t.starts_with("nan:0x") => t[6..]
+            .parse::<HexBits>()
+            .ok()
+            .map(|b| f64::from_bits(b.0))
+            .filter(|x| x.is_nan())
+            .ok_or_else(|| {
+                format!("{fp}: `{t}` is not the bits of a NaN (nan:0x and 16 hex digits)")
+            })?,
         Given::Str(t) if t == "inf" => f64::INFINITY,
         Given::Str(t) if t == "-inf" => f64::NEG_INFINITY,
         other => {
             return Err(format!(
-                "{fp}: expected a number (or \"NaN\", \"inf\", \"-inf\"), found {}",
-                other.describe()
-            ))
+            "{fp}: expected a number (or \"NaN\", \"nan:0x<bits>\", \"inf\", \"-inf\"), found {}",
+            other.describe()
+        ))
         }
     };
     // A finite number that an `f4` cannot hold would be written as infinity.
@@ -1202,17 +1252,80 @@ fn put_float(w: &mut ByteWriter, g: &Given, bytes: u8, endian: Endian, fp: &str)
         ));
     }
     let b: Vec<u8> = match (bytes, endian) {
-        (4, Endian::Be) => (x as f32).to_be_bytes().to_vec(),
-        (4, _) => (x as f32).to_le_bytes().to_vec(),
+        (4, Endian::Be) => narrow(x).to_be_bytes().to_vec(),
+        (4, _) => narrow(x).to_le_bytes().to_vec(),
         (_, Endian::Be) => x.to_be_bytes().to_vec(),
         (_, _) => x.to_le_bytes().to_vec(),
     };
     w.write_bytes(&b);
     Ok(DynValue::Float(if bytes == 4 {
-        f64::from(x as f32)
+        super::read::widen(narrow(x))
     } else {
         x
     }))
+}
+
+/// Refuses a value of `len` bytes shorter than the size `n` of field `f` when `f` has
+/// neither a terminator nor `pad-right` and its `size` is an expression, as the generated
+/// writer refuses it (a size mismatch): nothing says what would fill the rest. A longer
+/// value is refused by [`put_sized`].
+fn fills(f: &Field, size: Option<&Size>, len: usize, n: Option<usize>, fp: &str) -> W<()> {
+    match (n, size) {
+        (Some(n), Some(Size::Expr(e))) if f.term.is_none() && len < n => {
+            let size = match e.src.trim() == n.to_string() {
+                true => format!("the size is {n}"),
+                false => format!("the size `{}` is {n}", e.src),
+            };
+            Err(format!(
+                "{fp}: {len} byte(s) given, but {size} (only a field with `pad-right` or a terminator is padded)"
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// An `f64` as an `f4`: by rounding, and a NaN with its sign and the top of its payload
+/// (the inverse of [`super::read::widen`]; a payload only in the low bits gives the quiet
+/// NaN of that sign, never an infinity).
+fn narrow(x: f64) -> f32 {
+    if !x.is_nan() {
+        return x as f32;
+    }
+    let b = x.to_bits();
+    let sign = ((b >> 63) as u32) << 31;
+    let payload = ((b >> 29) & 0x007f_ffff) as u32;
+    let payload = if payload == 0 { 0x0040_0000 } else { payload };
+    f32::from_bits(sign | 0x7f80_0000 | payload)
+}
+
+/// A 64-bit pattern written in hex (`fff8000000000000`).
+struct HexBits(u64);
+
+impl std::str::FromStr for HexBits {
+    type Err = std::num::ParseIntError;
+    fn from_str(h: &str) -> Result<Self, Self::Err> {
+        u64::from_str_radix(h, 16).map(HexBits)
+    }
+}
+
+/// How `decode --schema` prints a float JSON numbers cannot hold, and the writer takes back:
+/// `"inf"`, `"-inf"`, `"NaN"` (the quiet NaN `0x7ff8000000000000`, an `f4`'s `0x7fc00000`)
+/// and `"nan:0x<16 hex digits>"` for any other NaN, its bits as the interpreter holds it (an
+/// `f4` widened with its sign and payload), so that every stored bit is written back.
+/// `None` for a finite value.
+pub fn nonfinite_text(x: f64) -> Option<String> {
+    if x.is_finite() {
+        None
+    } else if x.is_nan() {
+        Some(match x.to_bits() {
+            0x7ff8_0000_0000_0000 => "NaN".to_owned(),
+            b => format!("nan:{b:#018x}"),
+        })
+    } else if x > 0.0 {
+        Some("inf".to_owned())
+    } else {
+        Some("-inf".to_owned())
+    }
 }
 
 /// Writes `value` with the field's terminator and padding. Without a size: the value, then

@@ -131,7 +131,7 @@ pub fn inspect(
 /// them) followed by their value instances, as Kaitai Struct's tools show a type (params
 /// are inputs, not shown), byte arrays as lowercase hex strings, enums by name (an
 /// integer the enum does not list as `{"Unlisted": n}`), floats that JSON cannot hold as the
-/// strings `"NaN"`, `"inf"`, `"-inf"`.
+/// strings `"NaN"`, `"inf"`, `"-inf"` and `"nan:0x<bits>"` ([`interp::nonfinite_text`]).
 pub fn to_json(v: &DynValue, schema: &statepack_codegen::ir::Schema) -> Json {
     json_of(v, schema, true)
 }
@@ -145,13 +145,7 @@ fn json_of(v: &DynValue, schema: &statepack_codegen::ir::Schema, instances: bool
         DynValue::Float(f) if f.is_finite() => serde_json::Number::from_f64(*f)
             .map(Json::Number)
             .unwrap_or(Json::Null),
-        DynValue::Float(f) => Json::String(if f.is_nan() {
-            "NaN".into()
-        } else if *f > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        }),
+        DynValue::Float(f) => Json::String(interp::nonfinite_text(*f).unwrap_or_default()),
         DynValue::Str(s) => Json::String(s.clone()),
         DynValue::Bytes(b) => Json::String(hex(b)),
         DynValue::Enum(e) => match e.name {

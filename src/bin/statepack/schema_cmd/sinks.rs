@@ -14,7 +14,7 @@
 use super::{int_json, leaf_text, print_member, shown_members};
 use serde_json::ser::Formatter;
 use statepack::formats::json::Layout;
-use statepack_codegen::interp::{DynValue, InstanceErrors, Label, MemberKind, Sink};
+use statepack_codegen::interp::{self, DynValue, InstanceErrors, Label, MemberKind, Sink};
 use statepack_codegen::ir::Schema;
 use std::io::{self, Write};
 
@@ -90,13 +90,7 @@ impl<'s, W: Write> Json<'s, W> {
             DynValue::Bool(b) => self.fmt.write_bool(w, *b),
             DynValue::Int(i) => self.int(*i),
             DynValue::Float(f) if f.is_finite() => self.fmt.write_f64(w, *f),
-            DynValue::Float(f) => self.string(if f.is_nan() {
-                "NaN"
-            } else if *f > 0.0 {
-                "inf"
-            } else {
-                "-inf"
-            }),
+            DynValue::Float(f) => self.string(&interp::nonfinite_text(*f).unwrap_or_default()),
             DynValue::Str(s) => self.string(s),
             DynValue::Bytes(b) => {
                 self.fmt.begin_string(w)?;
