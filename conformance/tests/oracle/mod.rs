@@ -5,6 +5,12 @@
 //! the generated value they must pass on the interpreter's too, and where the generated reader
 //! raises the kst's exception the interpreter must raise it as well.
 //!
+//! The interpreter is given the suite's custom processors and opaque types
+//! (`statepack_conformance::kaitai_fx::suite_extensions`): in the comparison each opaque type
+//! is the generated module's Rust type (`interp::RustOpaque`), in the count through the
+//! interpreter alone it is the suite schema of that name (`interp::SchemaOpaque`, what
+//! `statepack --opaque NAME=FILE.ksy` gives the CLI).
+//!
 //! Schemas whose outcome differs are listed in `conformance/interp_disagree.txt` (one
 //! `id: reason` a line); the test fails when an unlisted kst disagrees or a listed one agrees.
 //! `STATEPACK_UPDATE_INTERP=1` rewrites the list from the run. The report goes to stdout and to
@@ -13,9 +19,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::OnceLock;
 use std::time::Duration;
 
+use statepack_codegen::interp::{Extensions, RustOpaque};
 use statepack_conformance::compare::{assert_schema, check, eval_const, eval_over};
+use statepack_conformance::kaitai_fx::suite_extensions;
 use statepack_conformance::kst::{self, Expectation};
 use statepack_conformance::run::guarded;
 use statepack_conformance::{kinds, Outcome, SchemaEntry};
@@ -34,6 +43,33 @@ pub enum Verdict {
     Differ(String),
     /// The generator did not compile the schema (not compared).
     NotCompiled,
+}
+
+/// The registry the interpreter reads the suite with: `Rust` with the opaque types as the
+/// generated modules' Rust types (to compare with the generated code), else as the suite's
+/// schemas (what the CLI can be given). Panics when a suite schema of an opaque type does
+/// not load (the suite is broken).
+fn extensions(suite: &Path, rust: bool) -> &'static Extensions {
+    static AS_RUST: OnceLock<Extensions> = OnceLock::new();
+    static AS_SCHEMA: OnceLock<Extensions> = OnceLock::new();
+    let schemas = || suite_extensions(&suite.join("formats")).expect("the suite's opaque types");
+    if !rust {
+        return AS_SCHEMA.get_or_init(schemas);
+    }
+    AS_RUST.get_or_init(|| {
+        use super::suite_modules::{m_hello_world, m_opaque_external_type_02_child};
+        schemas()
+            .opaque(
+                "hello_world",
+                RustOpaque::<m_hello_world::HelloWorld>::new("hello_world"),
+            )
+            .opaque(
+                "opaque_external_type_02_child",
+                RustOpaque::<m_opaque_external_type_02_child::OpaqueExternalType02Child>::new(
+                    "opaque_external_type_02_child",
+                ),
+            )
+    })
 }
 
 /// Whether every assert of `k` holds on `root` (`Err` naming the first that does not), the
@@ -88,7 +124,8 @@ pub fn compare_kst(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Verd
             ))
         }
     };
-    if let Some(why) = statepack_codegen::interp::unsupported(&schema) {
+    let ext = extensions(suite, true);
+    if let Some(why) = statepack_codegen::interp::unsupported_with(&schema, ext) {
         return Verdict::Unsupported(why);
     }
     let bytes = match std::fs::read(suite.join("src").join(&k.data)) {
@@ -96,7 +133,7 @@ pub fn compare_kst(suite: &Path, table: &[SchemaEntry], kst_file: &Path) -> Verd
         Err(e) => return Verdict::Differ(format!("cannot read {}: {e}", k.data)),
     };
     let generated = decode(&bytes);
-    let interpreted = statepack_codegen::interp::decode(&schema, &bytes);
+    let interpreted = statepack_codegen::interp::decode_with(&schema, &bytes, ext);
     match (generated, interpreted) {
         (Ok(g), Ok(i)) => {
             if let Err(d) = statepack_codegen::interp::compare(g.as_ref(), &i) {
@@ -146,14 +183,15 @@ fn interp_passes(suite: &Path, kst_file: &Path) -> bool {
     else {
         return false;
     };
-    if statepack_codegen::interp::unsupported(&schema).is_some() {
+    let ext = extensions(suite, false);
+    if statepack_codegen::interp::unsupported_with(&schema, ext).is_some() {
         return false;
     }
     let Ok(bytes) = std::fs::read(suite.join("src").join(&k.data)) else {
         return false;
     };
     match (
-        statepack_codegen::interp::decode(&schema, &bytes),
+        statepack_codegen::interp::decode_with(&schema, &bytes, ext),
         &k.exception,
     ) {
         (Err(e), Some(exc)) => kinds::matches(exc, &e.kind).is_ok(),
