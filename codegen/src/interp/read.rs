@@ -1986,6 +1986,26 @@ fn show(v: &DynValue) -> String {
     }
 }
 
+/// Reads the root type of `schema` at `r`'s position, as a field of that type is read: an
+/// opaque type given as another schema ([`super::SchemaOpaque`]), with the processors and
+/// opaque types of `ext`. Errors: as [`decode`].
+pub(crate) fn read_root_in(
+    schema: &Checked,
+    r: &mut ByteReader<'_>,
+    ext: &Extensions,
+) -> D<DynStruct> {
+    if let Some(why) = unsupported_with(&schema.schema, ext) {
+        let m = format!("not supported by the interpreter: {why}");
+        return Err(semantic(r.offset(), m));
+    }
+    let Some(root) = schema.types.first() else {
+        return Err(semantic(r.offset(), "the schema has no types".into()));
+    };
+    let it = Interp::new(&schema.schema, &schema.typed, ext);
+    let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
+    it.read_type(r, root, params)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{decode, decode_partial};
@@ -2076,24 +2096,4 @@ mod tests {
         assert!(err.is_none(), "{err:?}");
         assert!(tree.expect("tree").error_of("far").is_some());
     }
-}
-
-/// Reads the root type of `schema` at `r`'s position, as a field of that type is read: an
-/// opaque type given as another schema ([`super::SchemaOpaque`]), with the processors and
-/// opaque types of `ext`. Errors: as [`decode`].
-pub(crate) fn read_root_in(
-    schema: &Checked,
-    r: &mut ByteReader<'_>,
-    ext: &Extensions,
-) -> D<DynStruct> {
-    if let Some(why) = unsupported_with(&schema.schema, ext) {
-        let m = format!("not supported by the interpreter: {why}");
-        return Err(semantic(r.offset(), m));
-    }
-    let Some(root) = schema.types.first() else {
-        return Err(semantic(r.offset(), "the schema has no types".into()));
-    };
-    let it = Interp::new(&schema.schema, &schema.typed, ext);
-    let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
-    it.read_type(r, root, params)
 }
