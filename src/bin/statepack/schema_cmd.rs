@@ -120,7 +120,8 @@ fn to_stdout(f: impl FnOnce(&mut io::BufWriter<io::Stdout>) -> Result<()>) -> Re
 /// file that does not), notes on standard error the bytes no field reads, then reads them
 /// again writing the JSON ([`to_json`]'s, in the layout of `statepack::formats::json`) to
 /// standard output as each value is read. Memory: what the schema's expressions keep
-/// (`statepack_codegen::interp::stream`), not a tree of the file nor its JSON text.
+/// (`statepack_codegen::interp::stream`), not a tree of the file nor its JSON text. `ext`:
+/// the opaque types given ([`opaque_types`]).
 pub fn decode_json(
     schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
@@ -145,7 +146,8 @@ pub fn decode_json(
 /// no field reads, printed as the file is read (twice: once for the byte range of each
 /// line of a user type or list, once to print). Nothing is printed for a file that does
 /// not read. `max_items`: elements shown per list and bytes per byte array (0: all);
-/// `errors`: what an instance that fails to read does (its error line in place, or fail).
+/// `errors`: what an instance that fails to read does (its error line in place, or fail);
+/// `ext`: the opaque types given ([`opaque_types`]).
 pub fn inspect(
     schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
@@ -392,8 +394,9 @@ pub fn parse_given(text: &str) -> Result<interp::Given> {
 
 /// Writes the value (JSON as `decode --schema` prints it) with the schema, then reads the
 /// bytes back and refuses them unless they give the same fields and the value instances
-/// given are the ones computed. Errors: the writer's message naming the field path, or the
-/// first field that reads back differently.
+/// given are the ones computed, with the opaque types of `ext` ([`opaque_types`]). Errors:
+/// the writer's message naming the field path, or the first field that reads back
+/// differently.
 pub fn encode(
     schema: &statepack_codegen::typed::Checked,
     value: &interp::Given,
