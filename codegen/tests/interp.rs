@@ -1250,4 +1250,14 @@ fn an_opaque_type_is_read_and_written_as_a_rust_type() {
     );
     let (bytes, _) = interp::encode_with(&s, &given, &rw).unwrap();
     assert_eq!(bytes, [5, 6]);
+    // A count is checked against the type's `MIN_LEN` before the list grows.
+    let bomb = schema(
+        "meta:\n  id: op\n  ks-opaque-types: true\nseq:\n  - id: n\n    type: u1\n  - id: items\n    type: byte\n    repeat: expr\n    repeat-expr: n\n",
+    );
+    let e = interp::decode_with(&bomb, &[200, 1, 2], &read_only).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("count 200 needs at least 200 byte(s) but only 2 left"),
+        "{e}"
+    );
 }

@@ -1169,7 +1169,11 @@ impl<'s> Interp<'s> {
     /// the generated reader makes it).
     fn min_len(&self, f: &Field) -> usize {
         match &f.kind {
-            FieldKind::User { name, .. } => self.min_lens.get(name).copied().unwrap_or(0),
+            FieldKind::User { name, .. } => match self.opaque(name) {
+                // An opaque type's own figure, as the generated reader takes its `MIN_LEN`.
+                Some(c) => c.min_len(),
+                None => self.min_lens.get(name).copied().unwrap_or(0),
+            },
             FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => usize::from(*bytes),
             FieldKind::Str { size: None, .. } => 1,
             _ => 0,
