@@ -122,8 +122,9 @@ pub fn stream<'o>(
 }
 
 /// [`stream()`] with the custom processors and opaque types of `ext` (see [`decode_with`]).
-/// A value of an opaque type is read whole, then handed to the sink as a user type whose
-/// members are whole values ([`Sink::value`]).
+/// A value of an opaque type is read whole, then handed to the sink as a user type: the
+/// members it read from the bytes with their spans, the others (a Rust type's members,
+/// instances) as whole values ([`Sink::value`]).
 pub fn stream_with<'o>(
     schema: &'o Checked,
     bytes: &[u8],
@@ -1569,12 +1570,63 @@ impl<'s> Interp<'s> {
     /// read as a user type whose members are whole values (the caller closes it).
     fn read_opaque(&self, r: &mut ByteReader<'_>, c: &dyn super::OpaqueCodec) -> D<DynValue> {
         let v = c.read(r, self.trees.ext)?;
-        self.emit(|s| s.open_struct(v.type_name))?;
-        for (k, m) in &v.members {
-            self.emit(|s| s.key(Label::Member(k, MemberKind::Field)))?;
-            self.emit(|s| s.value(m))?;
+        if self.out.is_some() {
+            self.emit(|s| s.open_struct(v.type_name))?;
+            self.emit_members(&v, 0)?;
         }
         Ok(DynValue::Struct(Arc::new(v)))
+    }
+
+    /// Hands the members of `v`, read whole, to the sink of a streaming read: those read
+    /// from the bytes with their spans (nested user types and lists opened and closed), the
+    /// others (params, instances, the members of a Rust type's value) as whole values.
+    fn emit_members(&self, v: &DynStruct, depth: usize) -> D<()> {
+        // A Rust type's value has no spans: its members are its fields.
+        let rust = v.spans.iter().all(Option::is_none);
+        for (i, (k, m)) in v.members.iter().enumerate() {
+            let span = v.spans.get(i).copied().flatten();
+            let kind = if span.is_some() || rust {
+                MemberKind::Field
+            } else {
+                MemberKind::Instance
+            };
+            self.emit(|s| s.key(Label::Member(k, kind)))?;
+            let elems = v.elem_spans.get(i).map_or(&[][..], Vec::as_slice);
+            self.emit_read(m, span, elems, depth)?;
+        }
+        Ok(())
+    }
+
+    /// One value of [`Interp::emit_members`]: read from `span` (its elements from `elems`),
+    /// or whole when it was not read from the bytes or is nested too deeply.
+    fn emit_read(
+        &self,
+        m: &DynValue,
+        span: Option<(u64, u64)>,
+        elems: &[(u64, u64)],
+        depth: usize,
+    ) -> D<()> {
+        let Some(span) = span.filter(|_| depth < usize::from(statepack_runtime::io::MAX_RECURSION))
+        else {
+            return self.emit(|s| s.value(m));
+        };
+        match m {
+            DynValue::Struct(x) => {
+                self.emit(|s| s.open_struct(x.type_name))?;
+                self.emit_members(x, depth + 1)?;
+                self.emit(|s| s.close_struct(Some(span)))
+            }
+            DynValue::List(items) if items.len() == elems.len() => {
+                self.emit(|s| s.open_list())?;
+                for (j, (item, e)) in items.iter().zip(elems).enumerate() {
+                    self.emit(|s| s.key(Label::Element(j)))?;
+                    self.emit_read(item, Some(*e), &[], depth + 1)?;
+                }
+                self.emit(|s| s.close_list(span, items.len()))
+            }
+            DynValue::List(_) => self.emit(|s| s.value(m)),
+            leaf => self.emit(|s| s.leaf(leaf, Some(span), None)),
+        }
     }
 
     /// A field of opaque type `name` (no `process`, no terminator): read in the stream, or
