@@ -1566,8 +1566,8 @@ impl<'s> Interp<'s> {
         self.trees.ext.opaque_type(name)
     }
 
-    /// A value of opaque type `c` read at `r`'s position, handed to the sink of a streaming
-    /// read as a user type whose members are whole values (the caller closes it).
+    /// A value of opaque type `c` read at `r`'s position, then handed to the sink of a
+    /// streaming read as a user type ([`Interp::emit_members`]; the caller closes it).
     fn read_opaque(&self, r: &mut ByteReader<'_>, c: &dyn super::OpaqueCodec) -> D<DynValue> {
         let v = c.read(r, self.trees.ext)?;
         if self.out.is_some() {
