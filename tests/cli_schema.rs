@@ -818,3 +818,106 @@ fn a_value_shorter_than_its_size_is_refused_unless_padded() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--opaque NAME=FILE.ksy` gives a `ks-opaque-types` schema its opaque type as another
+/// schema for `decode`, `encode` and `inspect`; an opaque type not given, a processor written
+/// in Rust and a malformed option are refused by name with exit 1.
+#[test]
+fn opaque_types_are_given_as_schemas() {
+    let Some(dir) = suite() else { return };
+    let tmp = std::env::temp_dir().join(format!("statepack-cli-opaque-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let schema = dir.join("formats/type_ternary_opaque.ksy");
+    let input = dir.join("src/term_strz.bin");
+    let opaque = format!(
+        "hello_world={}",
+        dir.join("formats/hello_world.ksy").display()
+    );
+    let o = run(&[
+        "decode".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        "--opaque".as_ref(),
+        opaque.as_ref(),
+        input.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let value: Value = serde_json::from_slice(&o.stdout).expect("decode prints JSON");
+    assert_eq!(value["dif_wo_hack"]["one"], Value::from(0x66), "{value}");
+    assert_eq!(value["dif"]["one"], Value::from(0x66), "{value}");
+    let json = tmp.join("op.json");
+    std::fs::write(&json, &o.stdout).unwrap();
+    let out = tmp.join("op.bin");
+    let o = run(&[
+        "encode".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        "--opaque".as_ref(),
+        opaque.as_ref(),
+        json.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let original = std::fs::read(&input).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), original[..1]);
+    let o = run(&[
+        "inspect".as_ref(),
+        "--schema".as_ref(),
+        schema.as_os_str(),
+        "--opaque".as_ref(),
+        opaque.as_ref(),
+        input.as_os_str(),
+    ]);
+    let shown = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        shown.contains("dif_wo_hack") && shown.contains("one = 102"),
+        "{shown}"
+    );
+
+    // Refusals: the opaque type not given, a processor written in Rust, a malformed option.
+    let custom = dir.join("formats/process_custom.ksy");
+    let cases: [(&[&std::ffi::OsStr], &str); 3] = [
+        (
+            &[
+                "decode".as_ref(),
+                "--schema".as_ref(),
+                schema.as_os_str(),
+                input.as_os_str(),
+            ],
+            "opaque types (hello_world) are not registered",
+        ),
+        (
+            &[
+                "decode".as_ref(),
+                "--schema".as_ref(),
+                custom.as_os_str(),
+                input.as_os_str(),
+            ],
+            "process: my_custom_fx is a processor written in Rust",
+        ),
+        (
+            &[
+                "decode".as_ref(),
+                "--schema".as_ref(),
+                schema.as_os_str(),
+                "--opaque".as_ref(),
+                "hello_world".as_ref(),
+                input.as_os_str(),
+            ],
+            "expected NAME=FILE.ksy",
+        ),
+    ];
+    for (args, want) in cases {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert!(
+            text(&o.stderr).contains(want),
+            "{args:?}: {}",
+            text(&o.stderr)
+        );
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}

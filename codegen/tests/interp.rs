@@ -1050,6 +1050,225 @@ fn zlib_streams_of_every_level_and_nan_bits_are_written_back_as_read() {
     }
 }
 
+/// `add_fx(key, up, pad)`: every byte plus `key` (minus when `up` is false), then `pad`
+/// appended; encoding takes `pad` off and undoes the addition.
+struct AddFx {
+    add: u8,
+    pad: Vec<u8>,
+}
+
+impl statepack_runtime::process::CustomProcessor for AddFx {
+    fn decode(&self, stored: &[u8]) -> Result<Vec<u8>, String> {
+        let mut v: Vec<u8> = stored.iter().map(|b| b.wrapping_add(self.add)).collect();
+        v.extend_from_slice(&self.pad);
+        Ok(v)
+    }
+    fn encode(&self, value: &[u8]) -> Result<Vec<u8>, String> {
+        let body = value
+            .strip_suffix(self.pad.as_slice())
+            .ok_or("the value does not end with the pad")?;
+        Ok(body.iter().map(|b| b.wrapping_sub(self.add)).collect())
+    }
+}
+
+fn add_fx(ext: interp::Extensions) -> interp::Extensions {
+    ext.processor("nested.add_fx", |a: &interp::ProcArgs<'_>| {
+        a.expect_len(3)?;
+        let k = a.int(0)?.rem_euclid(256) as u8;
+        let add = if a.bool(1)? { k } else { k.wrapping_neg() };
+        let pad = a.bytes(2)?.to_vec();
+        Ok(Box::new(AddFx { add, pad }) as Box<dyn statepack_runtime::process::CustomProcessor>)
+    })
+}
+
+fn hex_of(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[test]
+fn a_registered_processor_is_built_from_the_evaluated_arguments() {
+    let s = schema(
+        "meta:\n  id: fx\nseq:\n  - id: key\n    type: u1\n  - id: buf\n    size: 3\n    process: nested.add_fx(key + 1, key < 100, [0xee, 0xff])\n",
+    );
+    let ext = add_fx(interp::Extensions::default());
+    assert!(interp::unsupported_with(&s, &ext).is_none());
+    let input = [4u8, 10, 20, 30];
+    let v = interp::decode_with(&s, &input, &ext).unwrap();
+    assert_eq!(
+        v.get("buf"),
+        Some(&DynValue::Bytes(vec![15, 25, 35, 0xee, 0xff]))
+    );
+    // Written back through the processor's `encode`, byte-identical.
+    let given = Given::Map(vec![
+        ("key".into(), Given::Int(4)),
+        ("buf".into(), Given::Str(hex_of(&[15, 25, 35, 0xee, 0xff]))),
+    ]);
+    let (bytes, _) = interp::encode_with(&s, &given, &ext).unwrap();
+    assert_eq!(bytes, input);
+    // The processor's own refusal names the field.
+    let bad = Given::Map(vec![
+        ("key".into(), Given::Int(4)),
+        ("buf".into(), Given::Str(hex_of(&[15, 25, 35]))),
+    ]);
+    let e = interp::encode_with(&s, &bad, &ext).unwrap_err();
+    assert!(
+        e.contains("buf") && e.contains("does not end with the pad"),
+        "{e}"
+    );
+    // An argument of the wrong kind is the factory's error, with the field's path.
+    let wrong = schema(
+        "meta:\n  id: fx\nseq:\n  - id: buf\n    size: 1\n    process: nested.add_fx(1, 2, [0])\n",
+    );
+    let e = interp::decode_with(&wrong, &[0], &ext).unwrap_err();
+    let m = e.to_string();
+    assert!(
+        m.contains("buf") && m.contains("argument 2 is an integer, not a boolean"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_processors_output_counts_against_the_files_budget() {
+    let s = schema(
+        "meta:\n  id: fx\nseq:\n  - id: buf\n    size: 4\n    process: nested.add_fx(0, true, big)\n    repeat: expr\n    repeat-expr: 2\ninstances:\n  big:\n    value: '[0]'\n",
+    );
+    let ext =
+        interp::Extensions::default().processor("nested.add_fx", |_: &interp::ProcArgs<'_>| {
+            Ok(Box::new(AddFx {
+                add: 0,
+                pad: vec![0; 40_000],
+            })
+                as Box<dyn statepack_runtime::process::CustomProcessor>)
+        });
+    // Two fields of 40 KB each: the second passes the budget of 64 KiB plus 1,032 bytes per
+    // input byte (about 74 KB for 8 bytes).
+    let e = interp::decode_with(&s, &[0; 8], &ext).unwrap_err();
+    assert!(e.to_string().contains("budget"), "{e}");
+}
+
+/// The opaque type `pair`, as a schema of its own.
+fn pair_schema() -> statepack_codegen::typed::Checked {
+    schema("meta:\n  id: pair\n  endian: le\nseq:\n  - id: one\n    type: u1\n  - id: two\n    type: u2\n")
+}
+
+#[test]
+fn an_opaque_type_is_read_and_written_as_another_schema() {
+    let s = schema(
+        "meta:\n  id: outer\n  ks-opaque-types: true\nseq:\n  - id: a\n    type: pair\n  - id: b\n    size: 3\n    type: pair\n  - id: c\n    size: 3\n    process: xor(0xff)\n    type: pair\n  - id: tail\n    type: u1\n",
+    );
+    let ext = interp::Extensions::default()
+        .opaque("pair", interp::SchemaOpaque::new(pair_schema()).unwrap());
+    let input = [1u8, 2, 0, 3, 4, 0, 0xf9, 0xfa, 0xff, 7];
+    let v = interp::decode_with(&s, &input, &ext).unwrap();
+    let member = |name: &str, m: &str| match v.get(name) {
+        Some(DynValue::Struct(p)) => {
+            assert_eq!(p.type_name, "pair");
+            p.get(m).cloned()
+        }
+        other => panic!("{name}: {other:?}"),
+    };
+    assert_eq!(member("a", "two"), Some(DynValue::Int(2)));
+    assert_eq!(member("b", "one"), Some(DynValue::Int(3)));
+    assert_eq!(member("c", "two"), Some(DynValue::Int(5)));
+    assert_eq!(v.get("tail"), Some(&DynValue::Int(7)));
+    // The streaming read hands the opaque value over as a user type of whole values.
+    let mut sink = Events::default();
+    let root = interp::stream_with(&s, &input, &mut sink, &ext).unwrap();
+    assert_eq!(root.read_extent(), 10);
+    let shown = sink.log.join(" | ");
+    assert!(shown.starts_with("open outer | Member(\"a\", Field) | open pair | Member(\"one\", Field) | 1 | Member(\"two\", Field) | 2 | close"), "{shown}");
+    assert!(
+        shown.ends_with("Member(\"tail\", Field) | 7 | close"),
+        "{shown}"
+    );
+    // Written back through the schema's writer, byte-identical.
+    let pair = |one: i128, two: i128| {
+        Given::Map(vec![
+            ("one".into(), Given::Int(one)),
+            ("two".into(), Given::Int(two)),
+        ])
+    };
+    let given = Given::Map(vec![
+        ("a".into(), pair(1, 2)),
+        ("b".into(), pair(3, 4)),
+        ("c".into(), pair(6, 5)),
+        ("tail".into(), Given::Int(7)),
+    ]);
+    let (bytes, _) = interp::encode_with(&s, &given, &ext).unwrap();
+    assert_eq!(bytes, input);
+}
+
+#[test]
+fn processors_and_opaque_types_not_registered_are_refused_by_name() {
+    let fx = schema("meta:\n  id: fx\nseq:\n  - id: a\n    size: 2\n    process: my_fx(1)\n");
+    let ext = add_fx(interp::Extensions::default())
+        .opaque("pair", interp::SchemaOpaque::new(pair_schema()).unwrap());
+    let why = interp::unsupported_with(&fx, &ext).expect("refused");
+    assert!(
+        why.contains("seq[0]: process: my_fx") && why.contains("none is registered"),
+        "{why}"
+    );
+    let e = interp::decode_with(&fx, &[1, 2], &ext)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("my_fx"), "{e}");
+    let e = interp::encode_with(
+        &fx,
+        &Given::Map(vec![("a".into(), Given::Str("0102".into()))]),
+        &ext,
+    )
+    .unwrap_err();
+    assert!(e.contains("my_fx"), "{e}");
+    let op = schema(
+        "meta:\n  id: op\n  ks-opaque-types: true\nseq:\n  - id: a\n    type: pair\n  - id: b\n    type: triple\n",
+    );
+    let why = interp::unsupported_with(&op, &ext).expect("refused");
+    assert!(why.contains("opaque types (triple)"), "{why}");
+    let why = interp::unsupported(&op).expect("refused");
+    assert!(why.contains("opaque types (pair, triple)"), "{why}");
+}
+
+/// A Rust opaque type: one byte, shown as a struct of one member.
+#[derive(Debug)]
+struct Byte(u8);
+
+impl statepack_runtime::reflect::Reflect for Byte {
+    fn schema_type(&self) -> &'static str {
+        "byte"
+    }
+    fn member(&self, name: &str) -> Option<statepack_runtime::reflect::Value<'_>> {
+        (name == "value").then_some(statepack_runtime::reflect::Value::Int(i128::from(self.0)))
+    }
+    fn member_names(&self) -> &'static [&'static str] {
+        &["value"]
+    }
+}
+
+impl statepack_runtime::reflect::ToValue for Byte {
+    fn to_value(&self) -> statepack_runtime::reflect::Value<'_> {
+        statepack_runtime::reflect::Value::Struct(self)
+    }
+}
+
+impl statepack_runtime::process::OpaqueType for Byte {
+    const MIN_LEN: usize = 1;
+    fn read_from<T: statepack_runtime::io::Tracer>(
+        r: &mut statepack_runtime::io::ByteReader<'_, T>,
+    ) -> Result<Self, statepack_runtime::io::DecodeError> {
+        Ok(Byte(r.take(1)?[0]))
+    }
+    fn write_to(
+        &self,
+        w: &mut statepack_runtime::io::ByteWriter,
+    ) -> Result<(), statepack_runtime::io::EncodeError> {
+        w.write_bytes(&[self.0]);
+        Ok(())
+    }
+    fn encoded_len(&self) -> usize {
+        1
+    }
+}
+
 #[test]
 fn a_byte_array_or_string_shorter_than_its_size_is_refused() {
     let s = schema(
@@ -1073,4 +1292,49 @@ fn a_byte_array_or_string_shorter_than_its_size_is_refused() {
     edit(&mut g, &[], "term", Some(Given::Str("".into())));
     let (out, _) = interp::encode(&s, &g).unwrap();
     assert_eq!(out[10..], [0, 0, 0]);
+}
+
+#[test]
+fn an_opaque_type_is_read_and_written_as_a_rust_type() {
+    let s = schema(
+        "meta:\n  id: op\n  ks-opaque-types: true\nseq:\n  - id: items\n    type: byte\n    repeat: expr\n    repeat-expr: 2\n",
+    );
+    let read_only =
+        interp::Extensions::default().opaque("byte", interp::RustOpaque::<Byte>::new("byte"));
+    let v = interp::decode_with(&s, &[5, 6], &read_only).unwrap();
+    let Some(DynValue::List(items)) = v.get("items") else {
+        panic!("{v:?}")
+    };
+    assert!(matches!(&items[1], DynValue::Struct(b) if b.get("value") == Some(&DynValue::Int(6))));
+    let given = Given::Map(vec![(
+        "items".into(),
+        Given::List(vec![
+            Given::Map(vec![("value".into(), Given::Int(5))]),
+            Given::Map(vec![("value".into(), Given::Int(6))]),
+        ]),
+    )]);
+    let e = interp::encode_with(&s, &given, &read_only).unwrap_err();
+    assert!(e.contains("byte is registered for reading only"), "{e}");
+    let rw = interp::Extensions::default().opaque(
+        "byte",
+        interp::RustOpaque::<Byte>::new("byte").writing(|g| match g {
+            Given::Map(m) => match m.first() {
+                Some((_, Given::Int(v @ 0..=255))) => Ok(Byte(*v as u8)),
+                _ => Err("expected {\"value\": 0..255}".into()),
+            },
+            _ => Err("expected an object".into()),
+        }),
+    );
+    let (bytes, _) = interp::encode_with(&s, &given, &rw).unwrap();
+    assert_eq!(bytes, [5, 6]);
+    // A count is checked against the type's `MIN_LEN` before the list grows.
+    let bomb = schema(
+        "meta:\n  id: op\n  ks-opaque-types: true\nseq:\n  - id: n\n    type: u1\n  - id: items\n    type: byte\n    repeat: expr\n    repeat-expr: n\n",
+    );
+    let e = interp::decode_with(&bomb, &[200, 1, 2], &read_only).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("count 200 needs at least 200 byte(s) but only 2 left"),
+        "{e}"
+    );
 }

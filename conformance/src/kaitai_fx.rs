@@ -8,9 +8,54 @@
 //!   value without it.
 //!
 //! The build script (`suite_options` in `conformance/build.rs`) maps the three names to
-//! these types through `statepack_codegen::Options::processors`.
+//! these types through `statepack_codegen::Options::processors`; [`suite_extensions`]
+//! registers them, and the suite's opaque types, with the interpreter.
 
+use statepack_codegen::interp::{Extensions, ProcArgs, SchemaOpaque};
 use statepack_runtime::process::CustomProcessor;
+use std::path::Path;
+
+/// The opaque types the suite's `ks-opaque-types` schemas use: each is the suite schema of
+/// the same name (`formats/<name>.ksy`), as the generated code uses that schema's module.
+pub const SUITE_OPAQUE_TYPES: &[&str] = &["hello_world", "opaque_external_type_02_child"];
+
+/// The interpreter's registry for the suite: the three processors of this module, built
+/// from the evaluated `process:` arguments as the generated code builds them, and each of
+/// [`SUITE_OPAQUE_TYPES`] as its schema in `formats` (the suite's `formats/` folder), read by
+/// the interpreter itself. Errors: an opaque type's schema that cannot be read or loaded,
+/// named with its first diagnostic.
+pub fn suite_extensions(formats: &Path) -> Result<Extensions, String> {
+    let mut ext = Extensions::default()
+        .processor("my_custom_fx", |a: &ProcArgs<'_>| {
+            a.expect_len(3)?;
+            let p = MyCustomFx::new(a.int(0)?, a.bool(1)?, a.bytes(2)?);
+            Ok(Box::new(p) as Box<dyn CustomProcessor>)
+        })
+        .processor("custom_fx_no_args", |a: &ProcArgs<'_>| {
+            a.expect_len(0)?;
+            Ok(Box::new(CustomFxNoArgs::new()) as Box<dyn CustomProcessor>)
+        })
+        .processor("nested.deeply.custom_fx", |a: &ProcArgs<'_>| {
+            a.expect_len(1)?;
+            Ok(Box::new(NestedCustomFx::new(a.int(0)?)) as Box<dyn CustomProcessor>)
+        });
+    for name in SUITE_OPAQUE_TYPES {
+        let path = formats.join(format!("{name}.ksy"));
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let shown = format!("formats/{name}.ksy");
+        let schema =
+            statepack_codegen::load_checked(&text, &shown, &path, &[formats.join("ks_path")])
+                .map_err(|d| {
+                    format!(
+                        "{shown}: {}",
+                        d.first().map(|d| d.message.clone()).unwrap_or_default()
+                    )
+                })?;
+        ext = ext.opaque(name, SchemaOpaque::new(schema)?);
+    }
+    Ok(ext)
+}
 
 /// `my_custom_fx(key, flag, bytes)`: adds `key` to every byte (subtracts it when `flag` is
 /// false).

@@ -31,6 +31,20 @@ fn interpreter_agrees_with_generated_code() {
     oracle::run(dir, SCHEMAS);
 }
 
+/// The suite's schemas with custom processors or opaque types, read and written back by the
+/// interpreter with them registered, give the bytes read.
+#[test]
+fn interpreter_writes_through_processors_and_opaque_types() {
+    let Some(dir) = SUITE_DIR else {
+        assert!(
+            !under_ci(),
+            "Kaitai Struct's test suite not found at {SUITE_LOOKED_AT}"
+        );
+        return;
+    };
+    oracle::round_trip_extensions(dir);
+}
+
 /// The suite's opaque types (`ks-opaque-types` schemas) are the suite's own generated
 /// modules of the same name (`suite_options` in build.rs maps the names to them).
 macro_rules! opaque_from_generated {

@@ -155,6 +155,8 @@ pub(crate) struct Trees<'s> {
     /// The value of each enum literal of the trees, by the address of its value name in the
     /// tree.
     enums: RefCell<ByAddr<EnumValue>>,
+    /// The custom processors and opaque types the reader and writer may use.
+    pub ext: &'s super::Extensions,
 }
 
 /// The hasher of [`Trees::seen`]: its keys are addresses, already spread over the bits
@@ -206,7 +208,13 @@ impl<'s> Trees<'s> {
             seen: RefCell::new(HashMap::default()),
             retired: RefCell::new(Vec::new()),
             enums: RefCell::new(HashMap::default()),
+            ext: super::Extensions::none(),
         }
+    }
+
+    /// These trees with the custom processors and opaque types of `ext`.
+    pub fn with_ext(self, ext: &'s super::Extensions) -> Self {
+        Trees { ext, ..self }
     }
 
     /// The typed tree of `e`, an expression of type `t` evaluated on `side`. Errors: an

@@ -21,20 +21,31 @@
 //! [`encode`] writes a tree back (every `seq` field in schema order, from the values given),
 //! and [`DynValue`] trees can be built from JSON-like input with [`from_given`].
 //!
+//! Custom processors (`process: name(args)`) and opaque types (`ks-opaque-types: true`),
+//! which the generated Rust takes from the build, are given to the `_with` entry points
+//! ([`decode_with`], [`decode_partial_with`], [`stream_with`], [`encode_with`]) in an
+//! [`Extensions`] registry: a processor built from the key's evaluated arguments, an opaque
+//! type as a Rust type ([`RustOpaque`]) or as another schema ([`SchemaOpaque`]). The entry
+//! points without `_with` use none.
+//!
 //! Errors: a [`statepack_runtime::io::DecodeError`] naming the field path and the byte
-//! offset; a construct the interpreter does not cover is refused up front by
-//! [`unsupported`] (and [`decode`] refuses it with a `Semantic` error naming it), never
-//! read into a wrong value.
+//! offset; a construct the interpreter does not cover (or a processor or opaque type the
+//! registry does not hold) is refused up front by [`unsupported_with`] (and [`decode`]
+//! refuses it with a `Semantic` error naming it), never read into a wrong value.
 
 mod eval;
+mod ext;
 mod keep;
 mod read;
 mod stream;
 mod write;
 
-pub use read::{decode, decode_partial, stream};
+pub use ext::{
+    from_value, Extensions, OpaqueCodec, ProcArgs, ProcessorFactory, RustOpaque, SchemaOpaque,
+};
+pub use read::{decode, decode_partial, decode_partial_with, decode_with, stream, stream_with};
 pub use stream::{Check, Discard, InstanceErrors, Label, MemberKind, Sink, StreamError};
-pub use write::{encode, from_given, nonfinite_text, Given};
+pub use write::{encode, encode_with, from_given, nonfinite_text, Given};
 
 use statepack_runtime::reflect::{Reflect, Value};
 use std::borrow::Cow;
@@ -211,23 +222,50 @@ impl Reflect for DynStruct {
     }
 }
 
-/// The first construct of `schema` the interpreter does not cover, named with its key path
-/// (`types.frame.seq[2]: process: my_fx (a processor written in Rust)`), or `None` when it
-/// covers them all.
+/// The first construct of `schema` the interpreter does not cover with no processors nor
+/// opaque types registered ([`unsupported_with`] with [`Extensions::none`]), named with its
+/// key path (`types.frame.seq[2]: process: my_fx is a processor written in Rust, ...`), or
+/// `None` when it covers them all.
 pub fn unsupported(schema: &Schema) -> Option<String> {
-    if !schema.opaque.is_empty() || schema.opaque_types {
-        let names = schema.opaque.join(", ");
+    unsupported_with(schema, Extensions::none())
+}
+
+/// The first construct of `schema` the interpreter does not cover given the processors and
+/// opaque types of `ext`, named with its key path: a custom processor or an opaque type that
+/// `ext` does not hold (by name), an opaque type given arguments, `-sp-sum-of` on a
+/// non-integer field, a `struct` param whose type was not inferred. `None` when it covers
+/// them all.
+pub fn unsupported_with(schema: &Schema, ext: &Extensions) -> Option<String> {
+    let missing: Vec<&str> = schema
+        .opaque
+        .iter()
+        .filter(|n| ext.opaque_type(n).is_none())
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        let names = missing.join(", ");
         return Some(format!(
-            "meta.ks-opaque-types: opaque types ({names}) are Rust types the interpreter cannot read"
+            "meta.ks-opaque-types: opaque types ({names}) are not registered with the interpreter (a Rust type, or a schema: `--opaque {}=FILE.ksy`)",
+            missing[0]
         ));
     }
     for t in &schema.types {
         for f in &t.fields {
             if let Some(Process::Custom { name, .. }) = &f.process {
-                return Some(format!(
-                    "{}: process: {name} is a processor written in Rust, which the interpreter cannot run",
-                    f.key_path
-                ));
+                if !ext.has_processor(name) {
+                    return Some(format!(
+                        "{}: process: {name} is a processor written in Rust, and none is registered under that name",
+                        f.key_path
+                    ));
+                }
+            }
+            if let FieldKind::User { name, .. } = &f.kind {
+                if !f.args.is_empty() && schema.opaque.contains(name) {
+                    return Some(format!(
+                        "{}: opaque type {name} is given arguments, which the interpreter cannot pass",
+                        f.key_path
+                    ));
+                }
             }
             if f.sum_of.is_some() && !matches!(f.kind, FieldKind::Int { .. }) {
                 return Some(format!("{}: -sp-sum-of on a non-integer field", f.key_path));

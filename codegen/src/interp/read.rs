@@ -4,7 +4,7 @@
 use super::eval::{self, enum_value, eval, eval_bool, eval_int, Frame, IoState, Scope, Trees};
 use super::keep::{Keep, Plan};
 use super::stream::{Event, InstanceErrors, Label, MemberKind, Recorder, Sink, StreamError};
-use super::{intern, intern_names, unsupported, BitSpan, DynStruct, DynValue};
+use super::{intern, intern_names, unsupported_with, BitSpan, DynStruct, DynValue, Extensions};
 use crate::ir::*;
 use crate::typed::{Checked, Side, TypedSchema};
 use statepack_runtime::io::{ByteReader, DecodeError, DecodeErrorKind, Processor, Term};
@@ -42,7 +42,22 @@ const STACK_BYTES: usize = 256 << 20;
 /// the construct for a schema the interpreter does not cover ([`super::unsupported`]) or a
 /// root type that takes `params`.
 pub fn decode(schema: &Checked, bytes: &[u8]) -> Result<DynStruct, DecodeError> {
-    run(&schema.schema, &schema.typed, bytes, false).0
+    decode_with(schema, bytes, Extensions::none())
+}
+
+/// [`decode`] with the custom processors and opaque types of `ext` ([`Extensions`]): a
+/// `process: name(args)` field is read through the processor `ext` builds from the
+/// evaluated arguments (its output charged to the file's processed-bytes budget), a field
+/// of an opaque type through the type `ext` registers under its name. Errors: as
+/// [`decode`]; a processor or opaque type `ext` does not hold is refused by name before
+/// anything is read; a processor's own error is `Semantic` with its message, at the stored
+/// bytes' offset.
+pub fn decode_with(
+    schema: &Checked,
+    bytes: &[u8],
+    ext: &Extensions,
+) -> Result<DynStruct, DecodeError> {
+    run(&schema.schema, &schema.typed, bytes, false, ext).0
 }
 
 // Positional instances: those that no expression of the schema names are read after the
@@ -70,7 +85,17 @@ pub fn decode(schema: &Checked, bytes: &[u8]) -> Result<DynStruct, DecodeError> 
 /// The partial tree is built only on the error path, from values already read, so it takes
 /// no more memory than the values [`decode`] holds when it fails.
 pub fn decode_partial(schema: &Checked, bytes: &[u8]) -> (Option<DynStruct>, Option<DecodeError>) {
-    match run(&schema.schema, &schema.typed, bytes, true) {
+    decode_partial_with(schema, bytes, Extensions::none())
+}
+
+/// [`decode_partial`] with the custom processors and opaque types of `ext` (see
+/// [`decode_with`]).
+pub fn decode_partial_with(
+    schema: &Checked,
+    bytes: &[u8],
+    ext: &Extensions,
+) -> (Option<DynStruct>, Option<DecodeError>) {
+    match run(&schema.schema, &schema.typed, bytes, true, ext) {
         (Ok(v), _) => (Some(v), None),
         (Err(e), partial) => (partial, Some(e)),
     }
@@ -93,6 +118,19 @@ pub fn stream<'o>(
     bytes: &[u8],
     sink: &'o mut (dyn Sink + Send),
 ) -> Result<DynStruct, StreamError> {
+    stream_with(schema, bytes, sink, Extensions::none())
+}
+
+/// [`stream()`] with the custom processors and opaque types of `ext` (see [`decode_with`]).
+/// A value of an opaque type is read whole, then handed to the sink as a user type: the
+/// members it read from the bytes with their spans, the others (a Rust type's members,
+/// instances) as whole values ([`Sink::value`]).
+pub fn stream_with<'o>(
+    schema: &'o Checked,
+    bytes: &[u8],
+    sink: &'o mut (dyn Sink + Send),
+    ext: &'o Extensions,
+) -> Result<DynStruct, StreamError> {
     let out = Out {
         errors: sink.instance_errors(),
         held: RefCell::new(Vec::new()),
@@ -101,7 +139,7 @@ pub fn stream<'o>(
         whole: Cell::new(0),
         failed: RefCell::new(None),
     };
-    let (res, _, out) = run_with(&schema.schema, &schema.typed, bytes, false, Some(out));
+    let (res, _, out) = run_with(&schema.schema, &schema.typed, bytes, false, Some(out), ext);
     if let Some(e) = out.and_then(|o| o.failed.into_inner()) {
         return Err(StreamError::Output(e));
     }
@@ -114,8 +152,9 @@ fn run(
     typed: &TypedSchema,
     bytes: &[u8],
     keep: bool,
+    ext: &Extensions,
 ) -> (D<DynStruct>, Option<DynStruct>) {
-    let (res, partial, _) = run_with(schema, typed, bytes, keep, None);
+    let (res, partial, _) = run_with(schema, typed, bytes, keep, None, ext);
     (res, partial)
 }
 
@@ -129,9 +168,10 @@ fn run_with<'o>(
     bytes: &[u8],
     keep: bool,
     out: Option<Out<'o>>,
+    ext: &'o Extensions,
 ) -> Ran<'o> {
     let refused = |m: String| DecodeError::new(0, DecodeErrorKind::Semantic(m));
-    if let Some(why) = unsupported(schema) {
+    if let Some(why) = unsupported_with(schema, ext) {
         let e = refused(format!("not supported by the interpreter: {why}"));
         return (Err(e), None, out);
     }
@@ -145,9 +185,9 @@ fn run_with<'o>(
         ));
         return (Err(e), None, out);
     }
-    let mut it = Interp::new(schema, typed);
+    let mut it = Interp::new(schema, typed, ext);
     if !it.later_names.is_empty() {
-        it.later = RefCell::new(first_pass(schema, typed, bytes));
+        it.later = RefCell::new(first_pass(schema, typed, bytes, ext));
     }
     it.out = out;
     if keep {
@@ -198,11 +238,16 @@ fn run_with<'o>(
 /// then reads those instances from them, as the generated reader does on first use. A first
 /// pass that fails keeps what it reached (an instance whose stream was not reached fails on
 /// its own in the second pass). Such a schema is read twice.
-fn first_pass(schema: &Schema, typed: &TypedSchema, bytes: &[u8]) -> Vec<(String, Arc<[u8]>)> {
+fn first_pass(
+    schema: &Schema,
+    typed: &TypedSchema,
+    bytes: &[u8],
+    ext: &Extensions,
+) -> Vec<(String, Arc<[u8]>)> {
     let Some(root) = schema.types.first() else {
         return Vec::new();
     };
-    let mut it = Interp::new(schema, typed);
+    let mut it = Interp::new(schema, typed, ext);
     it.first_pass = true;
     std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
@@ -310,7 +355,7 @@ fn io_of(r: &ByteReader<'_>) -> IoState {
 impl<'s> Interp<'s> {
     /// An interpreter of `s`: the enums that keep unknown values and every type's minimum
     /// size (the generator's own figures, [`crate::sizes::min_lens`]), computed once.
-    pub fn new(s: &'s Schema, typed: &'s TypedSchema) -> Self {
+    pub fn new(s: &'s Schema, typed: &'s TypedSchema, ext: &'s Extensions) -> Self {
         let mut open_enums = HashSet::new();
         for t in &s.types {
             if !s.strict {
@@ -354,7 +399,7 @@ impl<'s> Interp<'s> {
             });
         Interp {
             s,
-            trees: Trees::new(s, typed),
+            trees: Trees::new(s, typed).with_ext(ext),
             keep_streams,
             open_enums,
             min_lens,
@@ -1125,7 +1170,11 @@ impl<'s> Interp<'s> {
     /// the generated reader makes it).
     fn min_len(&self, f: &Field) -> usize {
         match &f.kind {
-            FieldKind::User { name, .. } => self.min_lens.get(name).copied().unwrap_or(0),
+            FieldKind::User { name, .. } => match self.opaque(name) {
+                // An opaque type's own figure, as the generated reader takes its `MIN_LEN`.
+                Some(c) => c.min_len(),
+                None => self.min_lens.get(name).copied().unwrap_or(0),
+            },
             FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => usize::from(*bytes),
             FieldKind::Str { size: None, .. } => 1,
             _ => 0,
@@ -1368,6 +1417,9 @@ impl<'s> Interp<'s> {
                     b, encoding, at,
                 )?))
             }
+            FieldKind::User { name, size } if self.opaque(name).is_some() => {
+                self.read_opaque_sized(r, frame, f, name, size.as_ref(), index)
+            }
             FieldKind::User { name, size } => {
                 let t = self.type_named(name, at)?;
                 let params = self.args(r, frame, f, name, index)?;
@@ -1520,10 +1572,123 @@ impl<'s> Interp<'s> {
                 val, enc, at,
             )?));
         }
+        if let Some(c) = self.opaque(tn) {
+            return self.read_opaque(r, c);
+        }
         let t = self.type_named(tn, at)?;
         let params = self.args(r, frame, f, tn, index)?;
         let v = self.read_type(r, t, params)?;
         Ok(DynValue::Struct(Arc::new(v)))
+    }
+
+    /// The opaque type `name` names: one the schema does not define, registered in the
+    /// interpreter's [`Extensions`].
+    fn opaque(&self, name: &str) -> Option<&'s dyn super::OpaqueCodec> {
+        if self.s.type_def(name).is_some() || !self.s.opaque.iter().any(|n| n == name) {
+            return None;
+        }
+        self.trees.ext.opaque_type(name)
+    }
+
+    /// A value of opaque type `c` read at `r`'s position, then handed to the sink of a
+    /// streaming read as a user type ([`Interp::emit_members`]; the caller closes it).
+    fn read_opaque(&self, r: &mut ByteReader<'_>, c: &dyn super::OpaqueCodec) -> D<DynValue> {
+        let v = c.read(r, self.trees.ext)?;
+        if self.out.is_some() {
+            self.emit(|s| s.open_struct(v.type_name))?;
+            self.emit_members(&v, 0)?;
+        }
+        Ok(DynValue::Struct(Arc::new(v)))
+    }
+
+    /// Hands the members of `v`, read whole, to the sink of a streaming read: those read
+    /// from the bytes with their spans (nested user types and lists opened and closed), the
+    /// others (params, instances, the members of a Rust type's value) as whole values.
+    fn emit_members(&self, v: &DynStruct, depth: usize) -> D<()> {
+        // A Rust type's value has no spans: its members are its fields.
+        let rust = v.spans.iter().all(Option::is_none);
+        for (i, (k, m)) in v.members.iter().enumerate() {
+            let span = v.spans.get(i).copied().flatten();
+            let kind = if span.is_some() || rust {
+                MemberKind::Field
+            } else {
+                MemberKind::Instance
+            };
+            self.emit(|s| s.key(Label::Member(k, kind)))?;
+            let elems = v.elem_spans.get(i).map_or(&[][..], Vec::as_slice);
+            self.emit_read(m, span, elems, depth)?;
+        }
+        Ok(())
+    }
+
+    /// One value of [`Interp::emit_members`]: read from `span` (its elements from `elems`),
+    /// or whole when it was not read from the bytes or is nested too deeply.
+    fn emit_read(
+        &self,
+        m: &DynValue,
+        span: Option<(u64, u64)>,
+        elems: &[(u64, u64)],
+        depth: usize,
+    ) -> D<()> {
+        let Some(span) = span.filter(|_| depth < usize::from(statepack_runtime::io::MAX_RECURSION))
+        else {
+            return self.emit(|s| s.value(m));
+        };
+        match m {
+            DynValue::Struct(x) => {
+                self.emit(|s| s.open_struct(x.type_name))?;
+                self.emit_members(x, depth + 1)?;
+                self.emit(|s| s.close_struct(Some(span)))
+            }
+            DynValue::List(items) if items.len() == elems.len() => {
+                self.emit(|s| s.open_list())?;
+                for (j, (item, e)) in items.iter().zip(elems).enumerate() {
+                    self.emit(|s| s.key(Label::Element(j)))?;
+                    self.emit_read(item, Some(*e), &[], depth + 1)?;
+                }
+                self.emit(|s| s.close_list(span, items.len()))
+            }
+            DynValue::List(_) => self.emit(|s| s.value(m)),
+            leaf => self.emit(|s| s.leaf(leaf, Some(span), None)),
+        }
+    }
+
+    /// A field of opaque type `name` (no `process`, no terminator): read in the stream, or
+    /// in a substream of the field's `size` whose bytes it must use up when the field is
+    /// strict (else the rest is skipped, as for a sized user type).
+    fn read_opaque_sized(
+        &self,
+        r: &mut ByteReader<'_>,
+        frame: &Frame<'_>,
+        f: &Field,
+        name: &str,
+        size: Option<&Size>,
+        index: Option<usize>,
+    ) -> D<DynValue> {
+        let Some(c) = self.opaque(name) else {
+            return Err(semantic(
+                r.offset(),
+                format!("no type `{name}` in the schema"),
+            ));
+        };
+        let Some(s) = size else {
+            return self.read_opaque(r, c);
+        };
+        if matches!(s, Size::Eos) && f.strict {
+            return self.read_opaque(r, c);
+        }
+        let n = match self.size(r, frame, Some(s), index)? {
+            Some(n) => n,
+            None => r.remaining() as i128,
+        };
+        let old = r.push_limit(n)?;
+        let v = self.read_opaque(r, c)?;
+        if f.strict {
+            r.pop_limit(old)?;
+        } else {
+            r.pop_limit_skip(old)?;
+        }
+        Ok(v)
     }
 
     fn type_named(&self, name: &str, at: u64) -> D<&'s TypeDef> {
@@ -1542,6 +1707,15 @@ impl<'s> Interp<'s> {
         name: &str,
         params: Vec<(&'static str, Option<DynValue>)>,
     ) -> D<DynValue> {
+        if let Some(c) = self.opaque(name) {
+            let mut sub = ByteReader::new(data).sharing(r.processed_share());
+            let v = self.read_opaque(&mut sub, c)?;
+            if f.strict {
+                sub.finish()?;
+            }
+            r.add_processed(sub.processed_used());
+            return Ok(v);
+        }
         let t = self.type_named(name, 0)?;
         let mut sub = ByteReader::new(data).sharing(r.processed_share());
         let mut v = self.read_type(&mut sub, t, params)?;
@@ -1620,11 +1794,20 @@ impl<'s> Interp<'s> {
             }
             Some(Process::Rol(e)) => Processor::Rol(ex(eval_int(e, &sc), e, at)?),
             Some(Process::Ror(e)) => Processor::Ror(ex(eval_int(e, &sc), e, at)?),
-            Some(Process::Custom { name, .. }) => {
-                return Err(semantic(
-                    at,
-                    format!("process: {name} is a processor written in Rust, not interpreted"),
-                ))
+            Some(Process::Custom { name, args }) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    vals.push(ex(eval(a, &sc), a, at)?.into_owned());
+                }
+                let p = self
+                    .trees
+                    .ext
+                    .make_processor(name, &vals)
+                    .map_err(|m| semantic(at, m))?;
+                // Charged after it returns, as the generated reader charges it.
+                let data = statepack_runtime::process::unprocess_custom(p.as_ref(), stored, at)?;
+                r.charge_processed(data.len(), at)?;
+                return Ok(data);
             }
             None => return Ok(stored.to_vec()),
         };
@@ -1644,6 +1827,10 @@ impl<'s> Interp<'s> {
         index: Option<usize>,
     ) -> D<Vec<(&'static str, Option<DynValue>)>> {
         let at = r.offset();
+        if self.opaque(tn).is_some() {
+            // An opaque type takes no params (`super::unsupported_with` refuses arguments).
+            return Ok(Vec::new());
+        }
         let t = self.type_named(tn, at)?;
         let mut given: Vec<Option<&SrcExpr>> = match &f.kind {
             FieldKind::User { .. } => f.args.iter().map(Some).collect(),
@@ -1889,6 +2076,26 @@ pub(crate) fn widen(x: f32) -> f64 {
     let b = x.to_bits();
     let sign = u64::from(b >> 31) << 63;
     f64::from_bits(sign | 0x7ff0_0000_0000_0000 | (u64::from(b & 0x007f_ffff) << 29))
+}
+
+/// Reads the root type of `schema` at `r`'s position, as a field of that type is read: an
+/// opaque type given as another schema ([`super::SchemaOpaque`]), with the processors and
+/// opaque types of `ext`. Errors: as [`decode`].
+pub(crate) fn read_root_in(
+    schema: &Checked,
+    r: &mut ByteReader<'_>,
+    ext: &Extensions,
+) -> D<DynStruct> {
+    if let Some(why) = unsupported_with(&schema.schema, ext) {
+        let m = format!("not supported by the interpreter: {why}");
+        return Err(semantic(r.offset(), m));
+    }
+    let Some(root) = schema.types.first() else {
+        return Err(semantic(r.offset(), "the schema has no types".into()));
+    };
+    let it = Interp::new(&schema.schema, &schema.typed, ext);
+    let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
+    it.read_type(r, root, params)
 }
 
 #[cfg(test)]

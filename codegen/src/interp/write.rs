@@ -51,17 +51,21 @@ type W<T> = Result<T, String>;
 /// kind or out of its type's range, a list whose length or a value whose size does not fit,
 /// a construct `encode` does not cover.
 pub fn encode(schema: &Checked, given: &Given) -> W<(Vec<u8>, DynStruct)> {
-    if let Some(why) = super::unsupported(schema) {
-        return Err(format!("not supported by the interpreter: {why}"));
-    }
-    let root = schema.types.first().ok_or("the schema has no types")?;
-    if root.params.iter().any(|p| p.context.is_none()) {
-        return Err(format!("the root type `{}` takes params", root.name));
-    }
+    encode_with(schema, given, super::Extensions::none())
+}
+
+/// [`encode`] with the custom processors and opaque types of `ext`: a `process: name(args)`
+/// field's value goes through the processor's `encode` (built from the arguments evaluated
+/// as on read), a value of an opaque type through the registered type's writer. Errors: as
+/// [`encode`]; a processor or opaque type `ext` does not hold is refused by name, a
+/// processor's own error is given with the field's path.
+pub fn encode_with(
+    schema: &Checked,
+    given: &Given,
+    ext: &super::Extensions,
+) -> W<(Vec<u8>, DynStruct)> {
     let mut w = ByteWriter::new();
-    let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
-    let trees = Trees::new(&schema.schema, &schema.typed);
-    let v = write_type(&trees, &mut w, root, given, params, "", 0, None)?;
+    let v = write_root(schema, &mut w, given, "", ext)?;
     w.align_to_byte();
     // The positional instances queued by the root and every type written in its stream.
     w.lay_out_positional(&[]).map_err(|e| e.to_string())?;
@@ -71,6 +75,64 @@ pub fn encode(schema: &Checked, given: &Given) -> W<(Vec<u8>, DynStruct)> {
 /// As [`encode`], only building the value (no bytes).
 pub fn from_given(schema: &Checked, given: &Given) -> W<DynStruct> {
     encode(schema, given).map(|(_, v)| v)
+}
+
+/// Writes `given` as the root type of `schema` at `w`'s position (the whole file for
+/// [`encode_with`], a value of an opaque type given as a schema for
+/// [`super::SchemaOpaque`]); `path` names the value in messages. The caller lays out the
+/// positional instances queued in `w`.
+pub(crate) fn write_root(
+    schema: &Checked,
+    w: &mut ByteWriter,
+    given: &Given,
+    path: &str,
+    ext: &super::Extensions,
+) -> W<DynStruct> {
+    if let Some(why) = super::unsupported_with(schema, ext) {
+        return Err(format!("not supported by the interpreter: {why}"));
+    }
+    let root = schema.types.first().ok_or("the schema has no types")?;
+    if root.params.iter().any(|p| p.context.is_none()) {
+        return Err(format!("the root type `{}` takes params", root.name));
+    }
+    let params = root.params.iter().map(|p| (intern(&p.id), None)).collect();
+    let trees = Trees::new(&schema.schema, &schema.typed).with_ext(ext);
+    let depth = path.matches('.').count();
+    write_type(&trees, w, root, given, params, path, depth, None)
+}
+
+/// The opaque type `name` names: one the schema does not define, registered in the
+/// [`super::Extensions`] the writer was given.
+fn opaque_of<'a>(s: &Trees<'a>, name: &str) -> Option<&'a dyn super::OpaqueCodec> {
+    if s.type_def(name).is_some() || !s.opaque.iter().any(|n| n == name) {
+        return None;
+    }
+    s.ext.opaque_type(name)
+}
+
+/// Writes a value of opaque type `name` through the registered type's writer: in the stream,
+/// or (a terminated field, one of size `n`) on its own, then terminated or padded.
+#[allow(clippy::too_many_arguments)]
+fn write_opaque(
+    s: &Trees<'_>,
+    w: &mut ByteWriter,
+    f: &Field,
+    g: &Given,
+    fp: &str,
+    name: &str,
+    n: Option<usize>,
+    room: Option<usize>,
+) -> W<DynValue> {
+    let c = opaque_of(s, name).ok_or_else(|| format!("{fp}: no type `{name}`"))?;
+    if f.term.is_none() && n.is_none() {
+        return Ok(DynValue::Struct(Arc::new(c.write(w, g, fp, s.ext)?)));
+    }
+    let mut inner = ByteWriter::new();
+    let v = c.write(&mut inner, g, fp, s.ext)?;
+    let n = if f.term.is_some() { None } else { n };
+    let b = stream_bytes(s, inner, w, n, fp)?;
+    put_sized(w, f, &b, n, room, fp)?;
+    Ok(DynValue::Struct(Arc::new(v)))
 }
 
 fn join(path: &str, name: &str) -> String {
@@ -835,6 +897,9 @@ fn write_elem(
         } if f.process.is_some() && matches!(size, Size::Expr(_) | Size::Eos) => {
             let mut inner = ByteWriter::new();
             let v = match &f.kind {
+                FieldKind::User { name, .. } if opaque_of(s, name).is_some() => {
+                    write_opaque(s, &mut inner, f, g, fp, name, None, None)?
+                }
                 FieldKind::User { name, .. } => {
                     let t = s
                         .type_def(name)
@@ -903,6 +968,10 @@ fn write_elem(
             fills(f, size.as_ref(), b.len(), n, fp)?;
             put_sized(w, &f2, &b, n, room, fp)?;
             Ok(DynValue::Str(text.clone()))
+        }
+        FieldKind::User { name, size } if opaque_of(s, name).is_some() => {
+            let n = size_of(size.as_ref())?;
+            write_opaque(s, w, f, g, fp, name, n, room)
         }
         FieldKind::User { name, size } => {
             let t = s
@@ -996,6 +1065,10 @@ fn write_elem(
                 put_sized(w, &f2, &b, size_of(size.as_ref())?, room, fp)?;
                 return Ok(DynValue::Str(text.clone()));
             }
+            if opaque_of(s, &tn).is_some() {
+                let n = size_of(size.as_ref())?;
+                return write_opaque(s, w, f, g, fp, &tn, n, room);
+            }
             let t = s
                 .type_def(&tn)
                 .ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
@@ -1051,6 +1124,20 @@ fn reprocessed(
         }
         Some(Process::Rol(e)) => Processor::Rol(ev_int(e)?),
         Some(Process::Ror(e)) => Processor::Ror(ev_int(e)?),
+        Some(Process::Custom { name, args }) => {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                let v = eval(a, &sc).map_err(|m| format!("{fp}: in `{}`: {m}", a.src))?;
+                vals.push(v.into_owned());
+            }
+            let p = s
+                .ext
+                .make_processor(name, &vals)
+                .map_err(|m| format!("{fp}: {m}"))?;
+            return statepack_runtime::process::reprocess_custom(p.as_ref(), data, None)
+                .map(|b| b.into_owned())
+                .map_err(|e| format!("{fp}: {e}"));
+        }
         _ => return Err(format!("{fp}: this `process` is not written by encode")),
     };
     if let (Processor::Zlib, Some(n)) = (p, want) {
@@ -1393,6 +1480,10 @@ fn args(
     tn: &str,
     fp: &str,
 ) -> W<Vec<(&'static str, Option<DynValue>)>> {
+    if opaque_of(s, tn).is_some() {
+        // An opaque type takes no params (`super::unsupported_with` refuses arguments).
+        return Ok(Vec::new());
+    }
     let t = s
         .type_def(tn)
         .ok_or_else(|| format!("{fp}: no type `{tn}`"))?;

@@ -171,6 +171,12 @@ enum Cmd {
         /// shows its error in place and the rest of the file is shown).
         #[arg(long, requires = "schema")]
         strict: bool,
+        /// With --schema: opaque type NAME (a type a `ks-opaque-types: true` schema uses
+        /// without defining it) is the root type of schema FILE.ksy, read by the same
+        /// interpreter; repeat for each. A schema using a custom processor (`process:
+        /// my_fx(..)`, Rust code) is refused naming it.
+        #[arg(long, value_name = "NAME=FILE.ksy", requires = "schema")]
+        opaque: Vec<String>,
     },
     /// Print a file's raw layer as JSON (exactly what is stored; counts and lengths are implied).
     Decode {
@@ -189,6 +195,12 @@ enum Cmd {
         /// is shown as `{"__error": "message"}` and the rest of the file is shown).
         #[arg(long, requires = "schema")]
         strict: bool,
+        /// With --schema: opaque type NAME (a type a `ks-opaque-types: true` schema uses
+        /// without defining it) is the root type of schema FILE.ksy, read by the same
+        /// interpreter; repeat for each. A schema using a custom processor (`process:
+        /// my_fx(..)`, Rust code) is refused naming it.
+        #[arg(long, value_name = "NAME=FILE.ksy", requires = "schema")]
+        opaque: Vec<String>,
     },
     /// Write a file from the JSON that `decode` prints (byte-identical to the decoded file).
     Encode {
@@ -205,6 +217,12 @@ enum Cmd {
         /// given: docs/schema-language.md, "Any schema without Rust").
         #[arg(long)]
         schema: Option<PathBuf>,
+        /// With --schema: opaque type NAME (a type a `ks-opaque-types: true` schema uses
+        /// without defining it) is the root type of schema FILE.ksy, read by the same
+        /// interpreter; repeat for each. A schema using a custom processor (`process:
+        /// my_fx(..)`, Rust code) is refused naming it.
+        #[arg(long, value_name = "NAME=FILE.ksy", requires = "schema")]
+        opaque: Vec<String>,
         /// The JSON file.
         input: PathBuf,
         /// Output file.
@@ -435,8 +453,10 @@ fn run(cli: Cli) -> Result<()> {
             max_items,
             schema: Some(schema),
             strict,
+            opaque,
         } => {
-            let sch = schema_cmd::load(&schema)?;
+            let ext = schema_cmd::opaque_types(&opaque)?;
+            let sch = schema_cmd::load_with(&schema, &ext)?;
             let bytes = read_file(&file)?;
             let header = format!(
                 "{} ({} bytes, schema {}: {})",
@@ -446,7 +466,7 @@ fn run(cli: Cli) -> Result<()> {
                 sch.id
             );
             let errors = schema_cmd::instance_errors(strict);
-            schema_cmd::inspect(&sch, &bytes, &file, &header, (max_items, errors))
+            schema_cmd::inspect(&sch, &bytes, &file, &header, (max_items, errors), &ext)
         }
         Cmd::Inspect {
             file, max_items, ..
@@ -488,13 +508,16 @@ fn run(cli: Cli) -> Result<()> {
             file,
             schema: Some(schema),
             strict,
+            opaque,
             ..
         } => {
-            let sch = schema_cmd::load(&schema)?;
+            let ext = schema_cmd::opaque_types(&opaque)?;
+            let sch = schema_cmd::load_with(&schema, &ext)?;
             let bytes = read_file(&file)?;
             // Checked, then written as it is read (arrays of numbers 16 to a line, as the
             // built-in formats' JSON): no tree of the file is held.
-            schema_cmd::decode_json(&sch, &bytes, &file, schema_cmd::instance_errors(strict))
+            let errors = schema_cmd::instance_errors(strict);
+            schema_cmd::decode_json(&sch, &bytes, &file, errors, &ext)
         }
         Cmd::Decode { file, offsets, .. } => {
             let bytes = read_file(&file)?;
@@ -521,15 +544,17 @@ fn run(cli: Cli) -> Result<()> {
             schema: Some(schema),
             input,
             output,
+            opaque,
             ..
         } => {
-            let sch = schema_cmd::load(&schema)?;
+            let ext = schema_cmd::opaque_types(&opaque)?;
+            let sch = schema_cmd::load_with(&schema, &ext)?;
             let text = std::fs::read_to_string(&input)
                 .with_context(|| format!("cannot read {}", input.display()))?;
             let value = schema_cmd::parse_given(&text)
                 .with_context(|| format!("{} is not JSON", input.display()))?;
             drop(text);
-            let bytes = schema_cmd::encode(&sch, &value).with_context(|| {
+            let bytes = schema_cmd::encode(&sch, &value, &ext).with_context(|| {
                 format!(
                     "{} cannot be written with {}",
                     input.display(),

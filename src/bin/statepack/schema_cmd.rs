@@ -3,7 +3,10 @@
 //!
 //! The schema is loaded and checked as the generator checks it (imports next to the schema,
 //! then in `STATEPACK_KSY_PATH`); a schema the generator would refuse prints its diagnostics
-//! (file:line:column, key path, hint) and the command fails.
+//! (file:line:column, key path, hint) and the command fails. Opaque types
+//! (`ks-opaque-types: true`) are given as other schemas (`--opaque NAME=FILE.ksy`,
+//! [`opaque_types`]); a custom processor, Rust code, cannot be given on the command line, so
+//! a schema using one is refused naming it.
 
 mod given;
 mod sinks;
@@ -14,9 +17,19 @@ use statepack_codegen::interp::{self, BitSpan, DynStruct, DynValue};
 use std::io::{self, Write};
 use std::path::Path;
 
-/// Loads and checks the schema at `path`. Errors: the rendered diagnostics of a schema the
-/// generator refuses, or a schema with constructs the interpreter does not cover (named).
+/// Loads and checks the schema at `path`, with no opaque types ([`load_with`]).
 pub fn load(path: &Path) -> Result<statepack_codegen::typed::Checked> {
+    load_with(path, interp::Extensions::none())
+}
+
+/// Loads and checks the schema at `path`, for reading with the opaque types of `ext`.
+/// Errors: the rendered diagnostics of a schema the generator refuses, or a schema with
+/// constructs the interpreter does not cover (named: a custom processor, an opaque type not
+/// given).
+pub fn load_with(
+    path: &Path,
+    ext: &interp::Extensions,
+) -> Result<statepack_codegen::typed::Checked> {
     let text = statepack_codegen::read_schema_file(path)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let shown = path.display().to_string();
@@ -27,10 +40,37 @@ pub fn load(path: &Path) -> Result<statepack_codegen::typed::Checked> {
             bail!("{shown}: the schema has {} problem(s) (above)", diags.len());
         }
     };
-    if let Some(why) = interp::unsupported(&schema) {
+    if let Some(why) = interp::unsupported_with(&schema, ext) {
         bail!("{shown}: not supported by `--schema`: {why}");
     }
     Ok(schema)
+}
+
+/// The opaque types of `--opaque NAME=FILE.ksy` options: each NAME is read and written as the
+/// root type of the schema in FILE.ksy (`interp::SchemaOpaque`). A schema given may itself use
+/// the opaque types given before it. Errors: an option not of the form NAME=FILE, a NAME given
+/// twice, a schema that does not load or whose root type takes params.
+pub fn opaque_types(specs: &[String]) -> Result<interp::Extensions> {
+    let mut ext = interp::Extensions::default();
+    for spec in specs {
+        let Some((name, file)) = spec
+            .split_once('=')
+            .filter(|(n, f)| !n.is_empty() && !f.is_empty())
+        else {
+            bail!(
+                "--opaque {spec}: expected NAME=FILE.ksy (the opaque type's name, then its schema)"
+            );
+        };
+        if ext.opaque_type(name).is_some() {
+            bail!("--opaque {spec}: opaque type {name} is given twice");
+        }
+        let schema = load_with(Path::new(file), &ext)
+            .with_context(|| format!("--opaque {spec}: cannot use {file} for {name}"))?;
+        let codec = interp::SchemaOpaque::new(schema)
+            .map_err(|m| anyhow::anyhow!("--opaque {spec}: {m}"))?;
+        ext = ext.opaque(name, codec);
+    }
+    Ok(ext)
 }
 
 /// Reads `bytes` with the schema's root type through `sink`, keeping only what the schema's
@@ -41,8 +81,9 @@ fn stream(
     bytes: &[u8],
     file: &Path,
     sink: &mut (dyn interp::Sink + Send),
+    ext: &interp::Extensions,
 ) -> Result<DynStruct> {
-    interp::stream(schema, bytes, sink).map_err(|e| match e {
+    interp::stream_with(schema, bytes, sink, ext).map_err(|e| match e {
         interp::StreamError::Decode(e) => {
             anyhow::anyhow!("{} is not a valid {} file: {e}", file.display(), schema.id)
         }
@@ -79,21 +120,23 @@ fn to_stdout(f: impl FnOnce(&mut io::BufWriter<io::Stdout>) -> Result<()>) -> Re
 /// file that does not), notes on standard error the bytes no field reads, then reads them
 /// again writing the JSON ([`to_json`]'s, in the layout of `statepack::formats::json`) to
 /// standard output as each value is read. Memory: what the schema's expressions keep
-/// (`statepack_codegen::interp::stream`), not a tree of the file nor its JSON text.
+/// (`statepack_codegen::interp::stream`), not a tree of the file nor its JSON text. `ext`:
+/// the opaque types given ([`opaque_types`]).
 pub fn decode_json(
     schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
     file: &Path,
     errors: interp::InstanceErrors,
+    ext: &interp::Extensions,
 ) -> Result<()> {
-    let root = stream(schema, bytes, file, &mut interp::Check(errors))?;
+    let root = stream(schema, bytes, file, &mut interp::Check(errors), ext)?;
     if let Some(note) = trailing_note(&root, bytes.len()) {
         eprintln!("note: {note}");
     }
     drop(root);
     to_stdout(|out| {
         let mut json = sinks::Json::new(out, schema, errors);
-        stream(schema, bytes, file, &mut json)?;
+        stream(schema, bytes, file, &mut json, ext)?;
         json.finish()?;
         Ok(())
     })
@@ -103,22 +146,24 @@ pub fn decode_json(
 /// no field reads, printed as the file is read (twice: once for the byte range of each
 /// line of a user type or list, once to print). Nothing is printed for a file that does
 /// not read. `max_items`: elements shown per list and bytes per byte array (0: all);
-/// `errors`: what an instance that fails to read does (its error line in place, or fail).
+/// `errors`: what an instance that fails to read does (its error line in place, or fail);
+/// `ext`: the opaque types given ([`opaque_types`]).
 pub fn inspect(
     schema: &statepack_codegen::typed::Checked,
     bytes: &[u8],
     file: &Path,
     header: &str,
     (max_items, errors): (usize, interp::InstanceErrors),
+    ext: &interp::Extensions,
 ) -> Result<()> {
     let mut first = sinks::Inspect::<io::Sink>::recording(max_items, errors);
-    let root = stream(schema, bytes, file, &mut first)?;
+    let root = stream(schema, bytes, file, &mut first, ext)?;
     let note = trailing_note(&root, bytes.len());
     drop(root);
     to_stdout(|out| {
         writeln!(out, "{header}")?;
         let mut tree = first.printing(&mut *out);
-        stream(schema, bytes, file, &mut tree)?;
+        stream(schema, bytes, file, &mut tree, ext)?;
         drop(tree);
         if let Some(note) = note {
             writeln!(out, "{note}")?;
@@ -223,7 +268,9 @@ fn shown_members<'s>(
             let values = t.instances.iter().filter(|_| instances);
             fields.chain(values.map(|i| i.id.as_str())).collect()
         })
-        .unwrap_or_default()
+        // A type the schema does not define (an opaque type, read by its own schema or
+        // Rust type): every member it has.
+        .unwrap_or_else(|| s.members.iter().map(|(k, _)| *k).collect())
 }
 
 fn hex(b: &[u8]) -> String {
@@ -341,14 +388,17 @@ pub fn parse_given(text: &str) -> Result<interp::Given> {
 
 /// Writes the value (JSON as `decode --schema` prints it) with the schema, then reads the
 /// bytes back and refuses them unless they give the same fields and the value instances
-/// given are the ones computed. Errors: the writer's message naming the field path, or the
-/// first field that reads back differently.
+/// given are the ones computed, with the opaque types of `ext` ([`opaque_types`]). Errors:
+/// the writer's message naming the field path, or the first field that reads back
+/// differently.
 pub fn encode(
     schema: &statepack_codegen::typed::Checked,
     value: &interp::Given,
+    ext: &interp::Extensions,
 ) -> Result<Vec<u8>> {
-    let (bytes, written) = interp::encode(schema, value).map_err(|m| anyhow::anyhow!("{m}"))?;
-    let back = interp::decode(schema, &bytes)
+    let (bytes, written) =
+        interp::encode_with(schema, value, ext).map_err(|m| anyhow::anyhow!("{m}"))?;
+    let back = interp::decode_with(schema, &bytes, ext)
         .map_err(|e| anyhow::anyhow!("the bytes written do not read back: {e}"))?;
     let (written, back) = (
         DynValue::Struct(std::sync::Arc::new(written)),
