@@ -907,9 +907,10 @@ impl FixedPointTrack {
                 __io::RunField::bits("four_components", 1, false),
                 __io::RunField::bits("width", 5, false),
             ];
-            __r.bit_run(6u64, __RUN)?;
-            let four_components = __r.take_run_bits_be(1) != 0;
-            let width = __r.take_run_bits_be(5u32) as u8;
+            let mut __c = __r.bit_run_cursor(6u64, __RUN)?;
+            let four_components = __c.take(1) != 0;
+            let width = __c.take(5u32) as u8;
+            __r.bit_run_done(__c);
             (four_components, width)
         };
         __r.align_to_byte().map_err(|e| e.in_field("shift"))?;
@@ -1110,10 +1111,11 @@ impl AnimatedTrack {
                 __io::RunField::bits("delta", 1, false),
                 __io::RunField::bits("index_bits", 5, false),
             ];
-            __r.bit_run(7u64, __RUN)?;
-            let four_components = __r.take_run_bits_be(1) != 0;
-            let delta = __r.take_run_bits_be(1) != 0;
-            let index_bits = __r.take_run_bits_be(5u32) as u8;
+            let mut __c = __r.bit_run_cursor(7u64, __RUN)?;
+            let four_components = __c.take(1) != 0;
+            let delta = __c.take(1) != 0;
+            let index_bits = __c.take(5u32) as u8;
+            __r.bit_run_done(__c);
             (four_components, delta, index_bits)
         };
         __r.align_to_byte().map_err(|e| e.in_field("num_keys"))?;

@@ -953,18 +953,20 @@ impl EntityBlob {
                 __io::RunField::bits("gen_present", 1, false),
                 __io::RunField::bits("omega_present", 1, false),
             ];
-            __r.bit_run(3u64, __RUN)?;
-            let full = __r.take_run_bits_be(1) != 0;
-            let gen_present = __r.take_run_bits_be(1) != 0;
-            let omega_present = __r.take_run_bits_be(1) != 0;
+            let mut __c = __r.bit_run_cursor(3u64, __RUN)?;
+            let full = __c.take(1) != 0;
+            let gen_present = __c.take(1) != 0;
+            let omega_present = __c.take(1) != 0;
+            __r.bit_run_done(__c);
             (full, gen_present, omega_present)
         };
         let generation: ::std::option::Option<u16> = if gen_present {
             const __RUN: &[__io::RunField] = &[
                 __io::RunField::bits("generation", 16, false),
             ];
-            __r.bit_run(16u64, __RUN)?;
-            let generation = __r.take_run_bits_be(16u32) as u16;
+            let mut __c = __r.bit_run_cursor(16u64, __RUN)?;
+            let generation = __c.take(16u32) as u16;
+            __r.bit_run_done(__c);
             Some(generation)
         } else {
             None
@@ -979,8 +981,9 @@ impl EntityBlob {
             const __RUN: &[__io::RunField] = &[
                 __io::RunField::bits("faction_index", 16, false),
             ];
-            __r.bit_run(16u64, __RUN)?;
-            let faction_index = __r.take_run_bits_be(16u32) as u16;
+            let mut __c = __r.bit_run_cursor(16u64, __RUN)?;
+            let faction_index = __c.take(16u32) as u16;
+            __r.bit_run_done(__c);
             Some(faction_index)
         } else {
             None
@@ -1009,35 +1012,36 @@ impl EntityBlob {
                 __io::RunField::bits("vel_y", 18, true),
                 __io::RunField::bits("vel_z", 18, true),
             ];
-            __r.bit_run(152u64, __RUN)?;
+            let mut __c = __r.bit_run_cursor(152u64, __RUN)?;
             let pos_x = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(22u32),
+                __c.take(22u32),
                 22u32,
             ) as i32;
             let pos_y = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(22u32),
+                __c.take(22u32),
                 22u32,
             ) as i32;
             let pos_z = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(22u32),
+                __c.take(22u32),
                 22u32,
             ) as i32;
-            let rot_dropped = __r.take_run_bits_be(2u32) as u8;
-            let rot_a = __r.take_run_bits_be(10u32) as u16;
-            let rot_b = __r.take_run_bits_be(10u32) as u16;
-            let rot_c = __r.take_run_bits_be(10u32) as u16;
+            let rot_dropped = __c.take(2u32) as u8;
+            let rot_a = __c.take(10u32) as u16;
+            let rot_b = __c.take(10u32) as u16;
+            let rot_c = __c.take(10u32) as u16;
             let vel_x = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(18u32),
+                __c.take(18u32),
                 18u32,
             ) as i32;
             let vel_y = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(18u32),
+                __c.take(18u32),
                 18u32,
             ) as i32;
             let vel_z = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(18u32),
+                __c.take(18u32),
                 18u32,
             ) as i32;
+            __r.bit_run_done(__c);
             (pos_x, pos_y, pos_z, rot_dropped, rot_a, rot_b, rot_c, vel_x, vel_y, vel_z)
         };
         let (
@@ -1069,24 +1073,25 @@ impl EntityBlob {
                 __io::RunField::bits("payload_mass_kg", 16, false),
                 __io::RunField::bits("payload_cd0", 16, false),
             ];
-            __r.bit_run(100u64, __RUN)?;
+            let mut __c = __r.bit_run_cursor(100u64, __RUN)?;
             let omega_x = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(12u32),
+                __c.take(12u32),
                 12u32,
             ) as i16;
             let omega_y = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(12u32),
+                __c.take(12u32),
                 12u32,
             ) as i16;
             let omega_z = ::statepack_runtime::bits::from_offset_binary(
-                __r.take_run_bits_be(12u32),
+                __c.take(12u32),
                 12u32,
             ) as i16;
-            let selected_station = __r.take_run_bits_be(8u32) as u8;
-            let station_rounds = __r.take_run_bits_be(16u32) as u16;
-            let weapon_flags = __r.take_run_bits_be(8u32) as u8;
-            let payload_mass_kg = __r.take_run_bits_be(16u32) as u16;
-            let payload_cd0 = __r.take_run_bits_be(16u32) as u16;
+            let selected_station = __c.take(8u32) as u8;
+            let station_rounds = __c.take(16u32) as u16;
+            let weapon_flags = __c.take(8u32) as u8;
+            let payload_mass_kg = __c.take(16u32) as u16;
+            let payload_cd0 = __c.take(16u32) as u16;
+            __r.bit_run_done(__c);
             (
                 Some(omega_x),
                 Some(omega_y),
@@ -1116,13 +1121,14 @@ impl EntityBlob {
                 __io::RunField::bits("ab_engaged", 1, false),
                 __io::RunField::bits("player_owned", 1, false),
             ];
-            __r.bit_run(24u64, __RUN)?;
-            let damage_level = __r.take_run_bits_be(3u32) as u8;
-            let engine_fail_flags = __r.take_run_bits_be(5u32) as u8;
-            let throttle_pct = __r.take_run_bits_be(7u32) as u8;
-            let fuel_pct = __r.take_run_bits_be(7u32) as u8;
-            let ab_engaged = __r.take_run_bits_be(1) != 0;
-            let player_owned = __r.take_run_bits_be(1) != 0;
+            let mut __c = __r.bit_run_cursor(24u64, __RUN)?;
+            let damage_level = __c.take(3u32) as u8;
+            let engine_fail_flags = __c.take(5u32) as u8;
+            let throttle_pct = __c.take(7u32) as u8;
+            let fuel_pct = __c.take(7u32) as u8;
+            let ab_engaged = __c.take(1) != 0;
+            let player_owned = __c.take(1) != 0;
+            __r.bit_run_done(__c);
             (
                 damage_level,
                 engine_fail_flags,

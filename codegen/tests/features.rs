@@ -785,10 +785,7 @@ fn bit_fields_offset_binary_varints_and_alignment() {
     assert_eq!(member_type(&f, "Bits", "groups"), "u64");
     let read = item_in_impl(&f, "Bits", "read_from");
     has(&read, "__io::RunField::bits(\"code\", 22, true)");
-    has(
-        &read,
-        "from_offset_binary(__r.take_run_bits_be(22u32), 22u32)",
-    );
+    has(&read, "from_offset_binary(__c.take(22u32), 22u32)");
     // Kaitai Struct's rule: `tail` (a byte field after bits) and `align` start on a byte;
     // `groups` (bits after a byte field) does not realign.
     has(

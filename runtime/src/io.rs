@@ -899,6 +899,41 @@ pub struct BitRun {
     n: u32,
 }
 
+/// The reading position of a run of big-endian bit fields checked with
+/// [`ByteReader::bit_run_cursor`]: the input window, the next byte and the pending bits,
+/// held by the generated reader as a local so that they stay in registers for the whole
+/// run instead of being stored to the reader after every field. [`BitCursor::take`] reads
+/// one field; [`ByteReader::bit_run_done`] gives the position back to the reader.
+#[derive(Debug, Clone, Copy)]
+pub struct BitCursor<'a> {
+    win: &'a [u8],
+    pos: usize,
+    acc: u64,
+    n: u32,
+}
+
+impl BitCursor<'_> {
+    /// Reads the next `width`-bit (1..=32) field of the run: the value
+    /// [`ByteReader::read_bits_be`] gives at the same place. The run's bits were checked to
+    /// be there ([`ByteReader::bit_run_cursor`]); reading past the run's width panics (an
+    /// index out of bounds), so a generated reader never does.
+    #[inline(always)]
+    pub fn take(&mut self, width: u32) -> u64 {
+        debug_assert!((1..=32).contains(&width));
+        let v;
+        (v, self.acc, self.n) =
+            crate::bits::msb_pull(self.win, &mut self.pos, self.acc, self.n, width);
+        v
+    }
+
+    /// The absolute byte offset [`ByteReader::offset`] would give here (a partly read
+    /// byte counts as read).
+    #[inline(always)]
+    pub fn offset(&self) -> u64 {
+        self.pos as u64
+    }
+}
+
 /// The bytes a reader reads, copied once for the positional instances read on first use
 /// (`crate::lazy`), with the budgets used so far by the reads from them (during decode, and
 /// on access; shared by every instance of the input). Each count is the largest any reader
@@ -1329,6 +1364,34 @@ impl<'a, T: Tracer> ByteReader<'a, T> {
             return Ok(());
         }
         self.bit_run_slow(fields)
+    }
+
+    /// As [`ByteReader::bit_run`], then the run's reading position as a [`BitCursor`]: the
+    /// generated reader takes every field of the run from it ([`BitCursor::take`]) and
+    /// ends the run with [`ByteReader::bit_run_done`]. Errors: those of
+    /// [`ByteReader::bit_run`].
+    #[inline(always)]
+    pub fn bit_run_cursor(
+        &mut self,
+        width: u64,
+        fields: &[RunField],
+    ) -> Result<BitCursor<'a>, DecodeError> {
+        self.bit_run(width, fields)?;
+        Ok(BitCursor {
+            win: self.win,
+            pos: self.pos,
+            acc: u64::from(self.bits),
+            n: u32::from(self.nbits),
+        })
+    }
+
+    /// Ends a run read through a [`BitCursor`] from [`ByteReader::bit_run_cursor`]: the
+    /// reader continues after the run's last field.
+    #[inline(always)]
+    pub fn bit_run_done(&mut self, c: BitCursor<'a>) {
+        self.pos = c.pos;
+        self.bits = c.acc as u8;
+        self.nbits = c.n as u8;
     }
 
     /// [`ByteReader::bit_run`] field by field.

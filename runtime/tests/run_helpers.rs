@@ -2,7 +2,7 @@
 //! range (a sized field's end, a positional instance's stream) as the field-by-field reads
 //! do, reads a run field by field from its table for a tracer or a failure (errors naming
 //! the field and offset that field-by-field code names), `ByteReader::bit_run` likewise for
-//! bit fields, and a bit run written through `ByteWriter::begin_bit_run` / `bit_run_put` /
+//! bit fields (and `bit_run_cursor`, whose cursor reads the fields one per step), and a bit run written through `ByteWriter::begin_bit_run` / `bit_run_put` /
 //! `end_bit_run` gives the bytes of one `write_bits_be` per field.
 
 use statepack_runtime::io::{ByteReader, ByteWriter, RunField, TraceValue, Tracer, TreeTracer};
@@ -157,6 +157,47 @@ fn a_bit_run_is_checked_field_by_field_when_short() {
         tree.children[1].typed,
         Some(TraceValue::Coded { value: 0, .. })
     ));
+}
+
+#[test]
+fn a_bit_run_read_through_its_cursor_reads_what_one_read_per_field_reads() {
+    // The world snapshot record's widths (119 bits), after 0 to 7 bits already read.
+    let widths = [1u32, 1, 1, 22, 2, 10, 10, 10, 18, 18, 18, 3, 5];
+    let fields: Vec<RunField> = widths
+        .iter()
+        .map(|&w| RunField::bits("f", w as u8, false))
+        .collect();
+    let total: u64 = widths.iter().map(|&w| u64::from(w)).sum();
+    let data: Vec<u8> = (0..40u32).map(|i| (i * 37 + 11) as u8).collect();
+    for lead in 0..8u32 {
+        let mut one = ByteReader::new(&data);
+        let mut run = ByteReader::new(&data);
+        if lead > 0 {
+            one.read_bits_be(lead).unwrap();
+            run.read_bits_be(lead).unwrap();
+        }
+        let mut c = run.bit_run_cursor(total, &fields).unwrap();
+        for &w in &widths {
+            let at = c.offset();
+            assert_eq!(
+                at,
+                one.offset(),
+                "offset before a {w}-bit field, lead {lead}"
+            );
+            assert_eq!(c.take(w), one.read_bits_be(w).unwrap(), "lead {lead}");
+        }
+        run.bit_run_done(c);
+        assert_eq!(run.bit_offset(), one.bit_offset());
+        // The reader goes on where the run ended.
+        assert_eq!(run.read_bits_be(7).unwrap(), one.read_bits_be(7).unwrap());
+    }
+    // Too few bits: the error of the field-by-field reading, at the field that ends past
+    // the input (the 3-bit field from bit 111 needs byte 14; the byte offset counts the
+    // partly read byte 13 as read).
+    let mut r = ByteReader::new(&data[..14]);
+    let e = r.bit_run_cursor(total, &fields).unwrap_err();
+    assert_eq!(e.path.to_string(), "f");
+    assert_eq!(e.offset, 14);
 }
 
 #[test]

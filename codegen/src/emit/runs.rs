@@ -8,8 +8,9 @@
 //! tests a `Result`. A run instead
 //!
 //! - on read, takes the run's bytes from the reader at once ([`ByteReader::run`]; for
-//!   bits, [`ByteReader::bit_run`]), decodes every field from that one array at constant
-//!   offsets and checks the enum values and `contents`. The run's layout is written once
+//!   bits, [`ByteReader::bit_run_cursor`], whose cursor holds the run's position in locals
+//!   until [`ByteReader::bit_run_done`]), decodes every field from that one array at
+//!   constant offsets and checks the enum values and `contents`. The run's layout is written once
 //!   as code: beside it, the run's table (a constant of `RunField`s: each field's name and
 //!   kind) lets the runtime read the run field by field when the bytes are not all there
 //!   or a tracer records the structure, and, when a check fails, read it again
@@ -20,7 +21,8 @@
 //!   further checks, or falls back to the field-by-field code that names the failing field).
 //!
 //! [`ByteReader::run`]: statepack_runtime::io::ByteReader::run
-//! [`ByteReader::bit_run`]: statepack_runtime::io::ByteReader::bit_run
+//! [`ByteReader::bit_run_cursor`]: statepack_runtime::io::ByteReader::bit_run_cursor
+//! [`ByteReader::bit_run_done`]: statepack_runtime::io::ByteReader::bit_run_done
 //! [`ByteReader::run_fault`]: statepack_runtime::io::ByteReader::run_fault
 
 use super::{group, int_ty, Emitter};
@@ -419,10 +421,10 @@ fn table(run: &[Member]) -> TokenStream {
 
 /// Replaces the statements of every worthwhile run in `reads` by one that reads the run in
 /// one step: a byte run takes its bytes with `ByteReader::run`, a bit run checks its bits
-/// with `ByteReader::bit_run`, both given the run's table, which read the run field by
-/// field out of line (for a tracer, or to report the failing field), so the field-by-field
-/// statements are dropped; a byte-aligned varint likewise reads in one loop or group by
-/// group through `ByteReader::varint`.
+/// with `ByteReader::bit_run_cursor` and reads them from its cursor, both given the run's
+/// table, which read the run field by field out of line (for a tracer, or to report the
+/// failing field), so the field-by-field statements are dropped; a byte-aligned varint
+/// likewise reads in one loop or group by group through `ByteReader::varint`.
 pub(super) fn fuse_reads(reads: &mut [TokenStream], members: &[Member]) {
     for run in runs(members, true) {
         if !worth_it(run, true) {
@@ -560,10 +562,10 @@ fn bit_read_value(b: &BitVal) -> TokenStream {
     let w = u32::from(b.width);
     let ty = super::bits::bits_rust_ty(b.width, b.offset_binary);
     match (b.width, b.offset_binary) {
-        (1, false) => quote!(__r.take_run_bits_be(1) != 0),
-        (_, false) => quote!(__r.take_run_bits_be(#w) as #ty),
+        (1, false) => quote!(__c.take(1) != 0),
+        (_, false) => quote!(__c.take(#w) as #ty),
         (_, true) => {
-            quote!(::statepack_runtime::bits::from_offset_binary(__r.take_run_bits_be(#w), #w) as #ty)
+            quote!(::statepack_runtime::bits::from_offset_binary(__c.take(#w), #w) as #ty)
         }
     }
 }
@@ -577,7 +579,7 @@ fn bit_run_read(run: &[Member]) -> TokenStream {
         };
         total += u64::from(b.width);
         let id = &m.id;
-        let at = m.at.as_ref().map(|at| quote!(let #at = __r.offset();));
+        let at = m.at.as_ref().map(|at| quote!(let #at = __c.offset();));
         let v = bit_read_value(b);
         body.push(quote!(#at let #id = #v;));
     }
@@ -586,8 +588,9 @@ fn bit_run_read(run: &[Member]) -> TokenStream {
         run,
         quote! {
             #table
-            __r.bit_run(#total, __RUN)?;
+            let mut __c = __r.bit_run_cursor(#total, __RUN)?;
             #(#body)*
+            __r.bit_run_done(__c);
         },
     )
 }

@@ -305,9 +305,10 @@ impl BeBits {
                 __io::RunField::bits("hi", 4, false),
                 __io::RunField::bits("lo", 4, false),
             ];
-            __r.bit_run(8u64, __RUN)?;
-            let hi = __r.take_run_bits_be(4u32) as u8;
-            let lo = __r.take_run_bits_be(4u32) as u8;
+            let mut __c = __r.bit_run_cursor(8u64, __RUN)?;
+            let hi = __c.take(4u32) as u8;
+            let lo = __c.take(4u32) as u8;
+            __r.bit_run_done(__c);
             (hi, lo)
         };
         Ok(__put(Self { hi, lo }))

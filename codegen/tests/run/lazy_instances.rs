@@ -224,9 +224,10 @@ impl Inode {
                 __io::RunField::bits("mode", 4, false),
                 __io::RunField::bits("len_data", 12, false),
             ];
-            __r.bit_run(16u64, __RUN)?;
-            let mode = __r.take_run_bits_be(4u32) as u8;
-            let len_data = __r.take_run_bits_be(12u32) as u16;
+            let mut __c = __r.bit_run_cursor(16u64, __RUN)?;
+            let mode = __c.take(4u32) as u8;
+            let len_data = __c.take(12u32) as u16;
+            __r.bit_run_done(__c);
             (mode, len_data)
         };
         let ofs_data: u8 = __r.leaf("ofs_data", |__r| __r.read_u8())?;

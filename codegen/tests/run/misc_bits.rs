@@ -167,9 +167,10 @@ impl MiscBits {
                 __io::RunField::bits("hi", 3, false),
                 __io::RunField::bits("lo", 5, false),
             ];
-            __r.bit_run(8u64, __RUN)?;
-            let hi = __r.take_run_bits_be(3u32) as u8;
-            let lo = __r.take_run_bits_be(5u32) as u8;
+            let mut __c = __r.bit_run_cursor(8u64, __RUN)?;
+            let hi = __c.take(3u32) as u8;
+            let lo = __c.take(5u32) as u8;
+            __r.bit_run_done(__c);
             (hi, lo)
         };
         let l1: u8 = __r.leaf("l1", |__r| __r.read_bits_le(4u32).map(|__b| __b as u8))?;

@@ -454,9 +454,10 @@ impl Item {
                 __io::RunField::bits("flag", 1, false),
                 __io::RunField::bits("rest", 7, false),
             ];
-            __r.bit_run(8u64, __RUN)?;
-            let flag = __r.take_run_bits_be(1) != 0;
-            let rest = __r.take_run_bits_be(7u32) as u8;
+            let mut __c = __r.bit_run_cursor(8u64, __RUN)?;
+            let flag = __c.take(1) != 0;
+            let rest = __c.take(7u32) as u8;
+            __r.bit_run_done(__c);
             (flag, rest)
         };
         Ok(__put(Self { flag, rest }))
