@@ -41,7 +41,7 @@ impl Emitter<'_> {
                 let ty = int_ty(*bytes, *signed);
                 match enum_name {
                     None => w(quote!(*__v)),
-                    Some(e) if self.open_enums.contains(e) => {
+                    Some(e) if self.is_open(e) => {
                         // An unlisted value may not fit the stored type: refuse, never wrap.
                         let tn = int_ty_name(*bytes, *signed);
                         w(quote!(__io::fit::<#ty>(__v.to_i(), #tn)?))
@@ -119,7 +119,7 @@ impl Emitter<'_> {
                     __w.write_bytes(&__s);
                 })
             }
-            FieldKind::User { size, name } if f.term.is_some() => {
+            FieldKind::User { size, ty: name } if f.term.is_some() => {
                 let n = match size {
                     Some(s @ Size::Expr(_)) => {
                         let v = self.size_value(s, scope, &kp)??;
@@ -239,7 +239,7 @@ impl Emitter<'_> {
                 }
             }
             FieldKind::Contents(_) => quote!(()),
-            FieldKind::User { size, name } => {
+            FieldKind::User { size, ty: name } => {
                 if let Some(s) = size.as_ref().filter(|_| self.measured_with_context(f)) {
                     // Measured by writing it with the context its reader is given, not by
                     // `encoded_len` (which uses the value's own `__ctx_` copies).
@@ -255,7 +255,7 @@ impl Emitter<'_> {
                     self.child_write(f, name, scope, &kp, quote!(__v), quote!(__w))?;
                 let has_ctx = self
                     .s
-                    .type_def(name)
+                    .type_of(name)
                     .is_some_and(|t| t.params.iter().any(|p| p.context.is_some()));
                 if size.is_some() && has_ctx {
                     // The size was checked against `encoded_len`, which measures with the
@@ -323,7 +323,7 @@ impl Emitter<'_> {
                 for (vi, tn, keys) in &variants {
                     // The `_` type may also be a case type: that variant is right for its own
                     // keys and for every value no case names.
-                    let is_default = default.as_deref() == Some(tn.as_str());
+                    let is_default = default.as_ref() == Some(tn);
                     let mut tests = Vec::new();
                     let mut misses = Vec::new();
                     for k in keys {
@@ -337,8 +337,8 @@ impl Emitter<'_> {
                         misses.push(group(quote!(__sw != #key)));
                     }
                     all_tests.extend(tests.clone());
-                    let (pchecks, put) = if case_number(tn).is_some() {
-                        (quote!(), self.case_write(tn))
+                    let (pchecks, put) = if case_number(self.s.type_name(tn)).is_some() {
+                        (quote!(), self.case_write(self.s.type_name(tn)))
                     } else {
                         let (checks, call) =
                             self.child_write(f, tn, scope, &kp, quote!(__x), quote!(__w))?;
@@ -443,7 +443,7 @@ impl Emitter<'_> {
     pub(super) fn measured_with_context(&self, f: &Field) -> bool {
         let FieldKind::User {
             size: Some(_),
-            name,
+            ty: name,
         } = &f.kind
         else {
             return false;
@@ -453,7 +453,7 @@ impl Emitter<'_> {
             && !self.type_needs_io(name)
             && self
                 .s
-                .type_def(name)
+                .type_of(name)
                 .is_some_and(|t| t.params.iter().any(|p| p.context.is_some()))
     }
 
@@ -466,7 +466,7 @@ impl Emitter<'_> {
         scope: &Scope,
         v: TokenStream,
     ) -> Option<TokenStream> {
-        let FieldKind::User { name, .. } = &f.kind else {
+        let FieldKind::User { ty: name, .. } = &f.kind else {
             return None;
         };
         let (pchecks, call) = self.child_write(f, name, scope, &f.key_path, v, quote!(&mut __m))?;
@@ -633,7 +633,7 @@ impl Emitter<'_> {
             Valid::Eq(e) => cmp(self, e, quote!(!=))?,
             Valid::InEnum => match &ty {
                 // A closed enum refuses unlisted values while reading already.
-                Ty::Enum(e) if self.open_enums.contains(e) => quote!(!#val.is_listed()),
+                Ty::Enum(e) if self.open_named(e) => quote!(!#val.is_listed()),
                 Ty::Enum(_) => quote!(false),
                 _ => {
                     if side == Side::Read {

@@ -217,7 +217,7 @@ impl Emitter<'_> {
                 }
             }
             Expr::EnumRef(en, v) => {
-                let Some(def) = self.s.enum_def(en) else {
+                let Some(def) = self.s.enum_named(en) else {
                     return bad(format!("unknown enum `{en}`"), "name an enum from `enums`");
                 };
                 let vi = crate::names::variant_ident(
@@ -521,14 +521,15 @@ impl Emitter<'_> {
                 if let Ty::Switch(owner, fid) = &ty {
                     let field = self
                         .s
-                        .type_def(owner)
+                        .type_named(owner)
                         .and_then(|t| t.fields.iter().find(|g| &g.id == fid).map(|g| (t, g)));
                     if let Some((t, g)) = field {
                         if let Some((vi, tn, _)) = self
                             .switch_variants(g)
                             .into_iter()
-                            .find(|(_, tn, _)| tn == target)
+                            .find(|(_, tn, _)| self.s.type_name(tn) == target)
                         {
+                            let tn = self.s.type_name(&tn).to_owned();
                             let en = Self::switch_enum_name(t, g);
                             let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
                             self.fallible.set(true);
@@ -855,7 +856,7 @@ impl Emitter<'_> {
         scope: &Scope,
     ) -> Result<(TokenStream, Ty), (String, String)> {
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
-        let Some(t) = self.s.type_def(tn) else {
+        let Some(t) = self.s.type_named(tn) else {
             return Err((format!("unknown type `{tn}`"), String::new()));
         };
         if let Some(f) = t.fields.iter().find(|f| f.id == attr) {
@@ -970,13 +971,13 @@ impl Emitter<'_> {
     pub(super) fn param_args(
         &mut self,
         f: &Field,
-        tn: &str,
+        tn: &TypeRef,
         scope: &Scope,
         kp: &str,
     ) -> Option<Vec<TokenStream>> {
         let params = self
             .s
-            .type_def(tn)
+            .type_of(tn)
             .map(|t| t.params.clone())
             .unwrap_or_default();
         let args = self.args_of(f, tn, scope, kp)?;
@@ -988,7 +989,7 @@ impl Emitter<'_> {
                     // The reader's param is owned here: a copy of the value.
                     Arg::Direct(id)
                         if matches!(
-                            param_rust_ty(&p.kind).1,
+                            param_rust_ty(self.s, &p.kind).1,
                             Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool
                         ) =>
                     {
@@ -1005,17 +1006,17 @@ impl Emitter<'_> {
     /// (same kind, both optional or neither): its name, used as it is.
     fn direct_param(&self, a: &SrcExpr, p: &Param) -> Option<proc_macro2::Ident> {
         let Expr::Name(n) = &a.expr else { return None };
-        let t = self.s.type_def(&self.cur_type.borrow())?;
+        let t = self.s.type_named(&self.cur_type.borrow())?;
         let q = t.params.iter().find(|q| &q.id == n)?;
         (q.kind == p.kind && q.optional == p.optional).then(|| field_ident(n))
     }
 
     /// The arguments of field `f` for the `params` of type `tn`, as `param_args` but with a
     /// param passed on unchanged kept as its name.
-    fn args_of(&mut self, f: &Field, tn: &str, scope: &Scope, kp: &str) -> Option<Vec<Arg>> {
+    fn args_of(&mut self, f: &Field, tn: &TypeRef, scope: &Scope, kp: &str) -> Option<Vec<Arg>> {
         let params = self
             .s
-            .type_def(tn)
+            .type_of(tn)
             .map(|t| t.params.clone())
             .unwrap_or_default();
         let explicit: Vec<Option<SrcExpr>> = match &f.kind {
@@ -1033,7 +1034,8 @@ impl Emitter<'_> {
                 f.pos_of("type"),
                 &format!("{kp}.type"),
                 format!(
-                    "type `{tn}` takes {} argument(s) but {} are given",
+                    "type `{}` takes {} argument(s) but {} are given",
+                    self.s.type_name(tn),
                     written,
                     explicit.len()
                 ),
@@ -1042,12 +1044,12 @@ impl Emitter<'_> {
             return None;
         }
         let mut all = explicit;
-        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| Some(*n) == tn.id()) {
             all.extend(ctx.iter().cloned());
         }
         let mut out = Vec::new();
         for (p, a) in params.iter().zip(&all) {
-            let (rty, want) = param_rust_ty(&p.kind);
+            let (rty, want) = param_rust_ty(self.s, &p.kind);
             let Some(a) = a else {
                 out.push(Arg::Value(quote!(::std::option::Option::<#rty>::None)));
                 continue;
@@ -1066,16 +1068,19 @@ impl Emitter<'_> {
             let ok = ty == want || (want == Ty::Float && ty == Ty::Int);
             if !ok {
                 let what = match &p.context {
-                    Some(c) => format!("`{c}` of `{tn}` (given as `{}`)", a.src),
+                    Some(c) => {
+                        format!("`{c}` of `{}` (given as `{}`)", self.s.type_name(tn), a.src)
+                    }
                     None => format!("argument `{}`", a.src),
                 };
                 self.err(
                     f.pos_of("type"),
                     &format!("{kp}.type"),
                     format!(
-                        "{what} is {} but param `{}` of `{tn}` is {}",
+                        "{what} is {} but param `{}` of `{}` is {}",
                         ty_name(&ty),
                         p.id,
+                        self.s.type_name(tn),
                         ty_name(&want)
                     ),
                     "pass a value of the param's type",
@@ -1130,7 +1135,7 @@ impl Emitter<'_> {
     /// Whether `n` names a param of the type being emitted (held as `i128`, `f64`, ...) or
     /// an `f8` field (an `f64`): a number that needs no widening.
     fn is_param(&self, n: &str) -> bool {
-        self.s.type_def(&self.cur_type.borrow()).is_some_and(|t| {
+        self.s.type_named(&self.cur_type.borrow()).is_some_and(|t| {
             t.params.iter().any(|p| p.id == n)
                 || t.fields
                     .iter()
@@ -1147,7 +1152,7 @@ impl Emitter<'_> {
     pub(super) fn child_write(
         &mut self,
         f: &Field,
-        tn: &str,
+        tn: &TypeRef,
         scope: &Scope,
         kp: &str,
         v: TokenStream,
@@ -1156,7 +1161,7 @@ impl Emitter<'_> {
         let args = self.args_of(f, tn, scope, kp)?;
         let params = self
             .s
-            .type_def(tn)
+            .type_of(tn)
             .map(|td| td.params.clone())
             .unwrap_or_default();
         let mut checks = Vec::new();
@@ -1167,7 +1172,7 @@ impl Emitter<'_> {
             }
             // In the writer a param is a copy or a reference (`let n = &self.n;`).
             let a = match a {
-                Arg::Direct(id) if p.context.is_some() || ctx_by_value(p) => {
+                Arg::Direct(id) if p.context.is_some() || ctx_by_value(self.s, p) => {
                     if p.context.is_some() {
                         ctx.push(quote!(#id));
                         continue;
@@ -1176,7 +1181,11 @@ impl Emitter<'_> {
                 }
                 Arg::Direct(id) => group(quote!(*#id)),
                 Arg::Value(a) if p.context.is_some() => {
-                    ctx.push(if ctx_by_value(p) { a } else { quote!(&#a) });
+                    ctx.push(if ctx_by_value(self.s, p) {
+                        a
+                    } else {
+                        quote!(&#a)
+                    });
                     continue;
                 }
                 Arg::Value(a) => a,
@@ -1216,7 +1225,7 @@ impl Emitter<'_> {
             ctx: Ctx::Method,
         };
         for p in &t.params {
-            let ty = param_rust_ty(&p.kind).1;
+            let ty = param_rust_ty(self.s, &p.kind).1;
             let ty = if p.optional {
                 Ty::Opt(Box::new(ty))
             } else {
@@ -1264,7 +1273,7 @@ impl Emitter<'_> {
             me.ex(&c.expr, &scope)?;
         }
         let ty = match &i.enum_name {
-            Some(e) => Ty::Enum(e.clone()),
+            Some(e) => Ty::Enum(self.s.enum_name(e).to_owned()),
             None => ty,
         };
         Ok((ty, me.fallible.get()))
@@ -1294,7 +1303,7 @@ impl Emitter<'_> {
         let (ts, ty) = r?;
         let (ts, ty) = match &inst.enum_name {
             None => (ts, ty),
-            Some(e) => self.int_as_enum(e, ts, &ty)?,
+            Some(e) => self.int_as_enum(self.s.enum_name(e), ts, &ty)?,
         };
         let (Some(c), Some(tc)) = (&inst.cond, cond) else {
             return Ok((ts, ty));
@@ -1322,7 +1331,7 @@ impl Emitter<'_> {
         ts: TokenStream,
         ty: &Ty,
     ) -> Result<(TokenStream, Ty), (String, String)> {
-        if self.s.enum_def(e).is_none() {
+        if self.s.enum_named(e).is_none() {
             return Err((
                 format!("unknown enum `{e}`"),
                 "name an enum from `enums`".into(),
@@ -1334,7 +1343,7 @@ impl Emitter<'_> {
                 "give the instance an integer `value`".into(),
             ));
         }
-        if !self.open_enums.contains(e) {
+        if !self.open_named(e) {
             return Err((
                 format!("`enum` on a value instance needs the open enum `{e}` (the schema sets `-sp-strict`)"),
                 "compare the integer with `.to_i` of enum values instead".into(),

@@ -232,7 +232,7 @@ fn trailer_len(em: &Emitter<'_>, f: &Field) -> Option<i128> {
 /// (see [`crate::derive::placed_instances`]).
 pub(crate) fn placed(em: &Emitter<'_>, f: &Field) -> Option<Placed> {
     let tn = em.cur_type.borrow().clone();
-    let t = em.s.type_def(&tn)?;
+    let t = em.s.type_named(&tn)?;
     placed_instances(em.s, t).remove(&f.id)
 }
 

@@ -14,7 +14,7 @@ impl Emitter<'_> {
         kp: &str,
     ) -> Option<TokenStream> {
         Some(match &f.kind {
-            FieldKind::User { name, .. } => {
+            FieldKind::User { ty: name, .. } => {
                 let (checks, call) =
                     self.child_write(f, name, scope, kp, quote!(__v), quote!(&mut __sw))?;
                 quote! {

@@ -49,7 +49,7 @@ impl Emitter<'_> {
                 .ex_stored(&inst.value, &scope, &format!("{kp}.value"))
                 .and_then(|(ts, ty)| match &inst.enum_name {
                     None => Ok((ts, ty)),
-                    Some(e) => self.int_as_enum(e, ts, &ty),
+                    Some(e) => self.int_as_enum(self.s.enum_name(e), ts, &ty),
                 }) {
                 Ok(v) => v,
                 Err((msg, hint)) => {
@@ -178,7 +178,7 @@ impl Emitter<'_> {
         };
         for p in &t.params {
             let id = field_ident(&p.id);
-            let (_, ty) = param_rust_ty(&p.kind);
+            let (_, ty) = param_rust_ty(self.s, &p.kind);
             let ty = if p.optional {
                 Ty::Opt(Box::new(ty))
             } else {
@@ -243,7 +243,7 @@ impl Emitter<'_> {
                 (
                     quote!(#ei),
                     ts,
-                    if self.open_enums.contains(e) {
+                    if self.open_named(e) {
                         quote!(__rf::Value::Enum(__rf::EnumValue { enum_name: #ei::SCHEMA_NAME, name: __x.listed_name(), value: __x.to_i() }))
                     } else {
                         quote!(__rf::Value::Enum(__rf::EnumValue { enum_name: #ei::SCHEMA_NAME, name: ::std::option::Option::Some(__x.name()), value: __x.to_i() }))
@@ -306,7 +306,7 @@ impl Emitter<'_> {
                 // a : b`): borrowed, shown as the case it holds.
                 let en = self
                     .s
-                    .type_def(owner)
+                    .type_named(owner)
                     .and_then(|o| o.fields.iter().find(|g| &g.id == fid).map(|g| (o, g)))
                     .map(|(o, g)| Self::switch_enum_name(o, g));
                 let en = en?;

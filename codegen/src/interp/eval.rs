@@ -144,7 +144,7 @@ type ByAddr<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
 /// of every param and field of its type, as the Rust backend types such expressions.
 pub(crate) struct Trees<'s> {
     schema: &'s Schema,
-    open: HashSet<String>,
+    open: HashSet<crate::ir::EnumId>,
     index: HashMap<TreeKey<'s>, &'s TExpr>,
     /// The trees found so far, by the expression's address and side ([`Trees::slot`]).
     seen: RefCell<ByAddr<(Pos, Arc<TExpr>)>>,
@@ -367,8 +367,8 @@ pub(crate) fn instance_value(
     }
     let v = eval(&inst.value, &sc)?.into_owned();
     match (&inst.enum_name, v) {
-        (Some(e), DynValue::Int(x)) => enum_value(schema, e, x),
-        (Some(e), DynValue::Enum(x)) => enum_value(schema, e, x.value),
+        (Some(e), DynValue::Int(x)) => enum_value(schema, schema.enum_name(e), x),
+        (Some(e), DynValue::Enum(x)) => enum_value(schema, schema.enum_name(e), x.value),
         (_, v) => Ok(v),
     }
 }
@@ -377,7 +377,7 @@ pub(crate) fn instance_value(
 /// it.
 pub(crate) fn enum_value(schema: &Schema, name: &str, x: i128) -> R<DynValue> {
     let e = schema
-        .enum_def(name)
+        .enum_named(name)
         .ok_or_else(|| format!("no enum `{name}`"))?;
     Ok(DynValue::Enum(EnumValue {
         enum_name: intern(&e.schema_name),
@@ -467,7 +467,7 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
         }
         let def = self
             .schema
-            .enum_def(en)
+            .enum_named(en)
             .ok_or_else(|| format!("no enum `{en}`"))?;
         let v = def
             .values
@@ -499,7 +499,7 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
     /// Casts name types by their unique names (`opcode_strval`); values carry schema names.
     fn cast_struct_name(&self, ty: &str) -> String {
         let t = ty.strip_suffix("[]").unwrap_or(ty);
-        match self.schema.type_def(t) {
+        match self.schema.type_named(t) {
             Some(def) => def.schema_name.clone(),
             None => t.rsplit("::").next().unwrap_or(t).to_owned(),
         }

@@ -735,7 +735,7 @@ fn int_range(bytes: u8, signed: bool) -> (i128, i128) {
 /// An enum field's value given by name or number: the stored integer and the value.
 fn enum_given(s: &Schema, e: &str, g: &Given, fp: &str) -> W<(i128, DynValue)> {
     let def = s
-        .enum_def(e)
+        .enum_named(e)
         .ok_or_else(|| format!("{fp}: no enum `{e}`"))?;
     let raw = match g {
         Given::Str(n) => def
@@ -817,10 +817,10 @@ fn write_elem(
         } if f.process.is_some() && matches!(size, Size::Expr(_) | Size::Eos) => {
             let mut inner = ByteWriter::new();
             let v = match &f.kind {
-                FieldKind::User { name, .. } => {
+                FieldKind::User { ty: name, .. } => {
                     let t = s
-                        .type_def(name)
-                        .ok_or_else(|| format!("{fp}: no type `{name}`"))?;
+                        .type_of(name)
+                        .ok_or_else(|| format!("{fp}: no type `{}`", s.type_name(name)))?;
                     let params = args(s, &sc, f, name, fp)?;
                     DynValue::Struct(Arc::new(write_type(
                         s,
@@ -881,10 +881,10 @@ fn write_elem(
             put_sized(w, &f2, &b, size_of(size.as_ref())?, room, fp)?;
             Ok(DynValue::Str(text.clone()))
         }
-        FieldKind::User { name, size } => {
+        FieldKind::User { ty: name, size } => {
             let t = s
-                .type_def(name)
-                .ok_or_else(|| format!("{fp}: no type `{name}`"))?;
+                .type_of(name)
+                .ok_or_else(|| format!("{fp}: no type `{}`", s.type_name(name)))?;
             let params = args(s, &sc, f, name, fp)?;
             let n = size_of(size.as_ref())?;
             let io_sized = matches!(size, Some(Size::Expr(e)) if uses_io_size(e));
@@ -922,7 +922,7 @@ fn write_elem(
                     break;
                 }
             }
-            let Some(tn) = chosen.or_else(|| default.clone()) else {
+            let Some(tn) = &chosen.or_else(|| default.clone()) else {
                 let b = unhex(g, fp).unwrap_or_default();
                 put_sized(w, f, &b, size_of(size.as_ref())?, room, fp)?;
                 return Ok(if size.is_some() {
@@ -931,7 +931,8 @@ fn write_elem(
                     DynValue::Null
                 });
             };
-            if let Some((bytes, signed, float, endian)) = super::eval::number_type(&tn) {
+            if let Some((bytes, signed, float, endian)) = super::eval::number_type(s.type_name(tn))
+            {
                 // A case of a number type: the number, in the switch's size if it has one.
                 let endian = frame
                     .order(endian.or(s.endian).unwrap_or(Endian::Le))
@@ -949,9 +950,9 @@ fn write_elem(
                 return Ok(v);
             }
             let t = s
-                .type_def(&tn)
-                .ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
-            let params = args(s, &sc, f, &tn, fp)?;
+                .type_of(tn)
+                .ok_or_else(|| format!("{fp}: no type `{}`", s.type_name(tn)))?;
+            let params = args(s, &sc, f, tn, fp)?;
             let n = size_of(size.as_ref())?;
             let mut inner = ByteWriter::new();
             let v = write_type(s, &mut inner, t, g, params, fp, depth + 1, n)?;
@@ -1080,7 +1081,7 @@ fn write_number(
             enum_name,
         } => {
             let (raw, v) = match enum_name {
-                Some(e) => enum_given(s, e, g, fp)?,
+                Some(e) => enum_given(s, s.enum_name(e), g, fp)?,
                 None => {
                     let i = as_int(g, fp)?;
                     (i, DynValue::Int(i))
@@ -1101,7 +1102,7 @@ fn write_number(
             enum_name,
         } => {
             let (raw, v) = match (enum_name, g) {
-                (Some(e), g) => enum_given(s, e, g, fp)?,
+                (Some(e), g) => enum_given(s, s.enum_name(e), g, fp)?,
                 (None, Given::Bool(b)) if *width == 1 => (i128::from(*b), DynValue::Bool(*b)),
                 (None, g) => {
                     let i = as_int(g, fp)?;
@@ -1254,12 +1255,12 @@ fn args(
     s: &Trees<'_>,
     sc: &Scope<'_>,
     f: &Field,
-    tn: &str,
+    tn: &TypeRef,
     fp: &str,
 ) -> W<Vec<(&'static str, Option<DynValue>)>> {
     let t = s
-        .type_def(tn)
-        .ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
+        .type_of(tn)
+        .ok_or_else(|| format!("{fp}: no type `{}`", s.type_name(tn)))?;
     let mut given: Vec<Option<&SrcExpr>> = match &f.kind {
         FieldKind::User { .. } => f.args.iter().map(Some).collect(),
         _ => f
@@ -1269,7 +1270,7 @@ fn args(
             .map(|(_, a)| a.iter().map(Some).collect())
             .unwrap_or_default(),
     };
-    if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+    if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| Some(*n) == tn.id()) {
         given.extend(ctx.iter().map(Option::as_ref));
     }
     let mut out = Vec::with_capacity(t.params.len());
@@ -1284,7 +1285,7 @@ fn args(
                     .into_owned();
                 Some(match (&p.kind, v) {
                     (ParamKind::Float, DynValue::Int(x)) => DynValue::Float(x as f64),
-                    (ParamKind::Enum(en), DynValue::Int(x)) => enum_value(s, en, x)?,
+                    (ParamKind::Enum(en), DynValue::Int(x)) => enum_value(s, s.enum_name(en), x)?,
                     (_, v) => v,
                 })
             }

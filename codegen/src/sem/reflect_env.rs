@@ -194,7 +194,7 @@ fn member_of<'a>(h: &RefHandle<'a>, name: &str) -> R<V<'a>> {
 /// Value `x` of enum `en` (a unique enum name of `schema`), named when the enum lists it.
 fn enum_of(schema: &Schema, en: &str, x: i128) -> R<EnumValue> {
     let def = schema
-        .enum_def(en)
+        .enum_named(en)
         .ok_or_else(|| format!("no enum `{en}`"))?;
     Ok(EnumValue {
         enum_name: super::intern(&def.schema_name),
@@ -256,7 +256,7 @@ impl<'a> TreeEnv<'a> for ReflectEnv<'a> {
     fn enum_value(&self, enum_name: &str, value: &str) -> R<V<'a>> {
         let def = self
             .schema
-            .enum_def(enum_name)
+            .enum_named(enum_name)
             .ok_or_else(|| format!("no enum `{enum_name}`"))?;
         let x = def
             .values

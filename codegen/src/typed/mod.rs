@@ -86,17 +86,17 @@ pub fn ty_name(t: &Ty) -> String {
 }
 
 /// The type in expressions of a param of kind `k` (not optional).
-pub fn param_ty(k: &ParamKind) -> Ty {
+pub fn param_ty(s: &Schema, k: &ParamKind) -> Ty {
     match k {
         ParamKind::Int => Ty::Int,
         ParamKind::Bool | ParamKind::Struct => Ty::Bool,
         ParamKind::Float => Ty::Float,
         ParamKind::Str => Ty::Str,
         ParamKind::Bytes => Ty::Bytes,
-        ParamKind::Enum(e) => Ty::Enum(e.clone()),
-        ParamKind::User(t) => Ty::User(t.clone()),
-        ParamKind::AnyUser(ts) => Ty::AnyUser(ts.clone()),
-        ParamKind::List(inner) => Ty::List(Box::new(param_ty(inner))),
+        ParamKind::Enum(e) => Ty::Enum(s.enum_name(e).to_owned()),
+        ParamKind::User(t) => Ty::User(s.type_name(t).to_owned()),
+        ParamKind::AnyUser(ts) => Ty::AnyUser(ts.iter().map(|t| s.ty(*t).name.clone()).collect()),
+        ParamKind::List(inner) => Ty::List(Box::new(param_ty(s, inner))),
         ParamKind::Io => Ty::Io,
     }
 }
@@ -312,7 +312,7 @@ pub fn check(s: &Schema, opts: &crate::Options) -> Result<TypedSchema, Vec<Diag>
 pub(crate) fn check_with_lens(
     s: &Schema,
     opts: &crate::Options,
-) -> Result<(TypedSchema, HashMap<String, usize>), Vec<Diag>> {
+) -> Result<(TypedSchema, HashMap<crate::ir::TypeId, usize>), Vec<Diag>> {
     let d = crate::check::names_and_refs(s);
     if !d.is_empty() {
         return Err(d);

@@ -4,7 +4,7 @@
 use super::{param_ty, ty_name, Node, Side, TExpr, Ty};
 use crate::derive::{counts_and_lengths, Derived};
 use crate::expr::{BinOp, Expr, UnOp};
-use crate::ir::{Field, FieldKind, Instance, Repeat, Schema, TypeDef};
+use crate::ir::{EnumId, Field, FieldKind, Instance, Repeat, Schema, TypeDef, TypeRef};
 use crate::num_type::{case_number, looks_like_number_type};
 use crate::sizes::{field_bits, type_bits};
 use std::cell::RefCell;
@@ -58,7 +58,7 @@ fn bad<T>(m: String, h: &str) -> Result<T, Problem> {
 pub(crate) struct Typer<'s> {
     pub s: &'s Schema,
     /// Enums that keep unknown integers (`enum:` on a value instance needs one).
-    pub open_enums: &'s HashSet<String>,
+    pub open_enums: &'s HashSet<EnumId>,
     /// The type whose expressions are typed.
     pub cur_type: String,
     /// Its value instances (a name not in scope may be one).
@@ -86,14 +86,14 @@ pub(crate) fn fixed_size_of(s: &Schema, name: &str) -> Option<usize> {
     if number.is_some() {
         return number;
     }
-    let b = type_bits(s, name, 0)?;
+    let b = type_bits(s, s.type_named(name)?.id, 0)?;
     (b % 8 == 0).then_some(b / 8)
 }
 
 /// The fixed encoded size in bytes of field `fid` of type `tn` (`x._sizeof`): a number, a
 /// literal `size`, or a user type of fixed size, times a literal repeat count.
 pub(crate) fn fixed_field_size(s: &Schema, tn: &str, fid: &str) -> Option<usize> {
-    let f = s.type_def(tn)?.fields.iter().find(|f| f.id == fid)?;
+    let f = s.type_named(tn)?.fields.iter().find(|f| f.id == fid)?;
     let b = field_bits(s, f, 0)?;
     (b % 8 == 0).then_some(b / 8)
 }
@@ -112,7 +112,7 @@ fn lit_shift(b: &Expr) -> Option<i128> {
 
 impl<'s> Typer<'s> {
     /// A typer for the expressions of type `t`.
-    pub fn new(s: &'s Schema, open_enums: &'s HashSet<String>, t: &'s TypeDef) -> Self {
+    pub fn new(s: &'s Schema, open_enums: &'s HashSet<EnumId>, t: &'s TypeDef) -> Self {
         Self {
             s,
             open_enums,
@@ -207,7 +207,7 @@ impl<'s> Typer<'s> {
                 t(ty, Node::Var(n.clone()))
             }
             Expr::EnumRef(en, v) => {
-                let Some(def) = self.s.enum_def(en).or_else(|| self.enum_by_path(en)) else {
+                let Some(def) = self.s.enum_named(en).or_else(|| self.enum_by_path(en)) else {
                     return bad(format!("unknown enum `{en}`"), "name an enum from `enums`");
                 };
                 let en = &def.name;
@@ -306,7 +306,7 @@ impl<'s> Typer<'s> {
             let case = self
                 .switch_case_types(owner, fid)
                 .into_iter()
-                .find(|tn| self.s.type_def(tn).is_some_and(|td| has_member(td, attr)));
+                .find(|tn| self.s.type_named(tn).is_some_and(|td| has_member(td, attr)));
             if let Some(tn) = case {
                 return self.member_of(v, &tn, attr);
             }
@@ -497,12 +497,15 @@ impl<'s> Typer<'s> {
     fn switch_case_types(&self, owner: &str, fid: &str) -> Vec<String> {
         let Some(f) = self
             .s
-            .type_def(owner)
+            .type_named(owner)
             .and_then(|t| t.fields.iter().find(|g| g.id == fid))
         else {
             return Vec::new();
         };
         switch_types(f)
+            .iter()
+            .map(|r| self.s.type_name(r).to_owned())
+            .collect()
     }
 
     /// Whether `a` and `b` are the bodies of two switch fields of one type that have the same
@@ -512,7 +515,7 @@ impl<'s> Typer<'s> {
         let (Ty::Switch(ta, fa), Ty::Switch(tb, fb)) = (a, b) else {
             return false;
         };
-        let Some(t) = self.s.type_def(ta).filter(|_| ta == tb) else {
+        let Some(t) = self.s.type_named(ta).filter(|_| ta == tb) else {
             return false;
         };
         let owner = |fid: &str| {
@@ -538,7 +541,7 @@ impl<'s> Typer<'s> {
                 let base = target.trim_end_matches("[]");
                 let known = matches!(base, "bytes" | "str")
                     || looks_like_number_type(base)
-                    || self.s.type_def(base).is_some()
+                    || self.s.type_named(base).is_some()
                     || self.type_by_path(base).is_some();
                 if known {
                     return Err(e);
@@ -561,7 +564,7 @@ impl<'s> Typer<'s> {
             (Ty::Bytes, "bytes") | (Ty::Str, "str") => true,
             (Ty::Int, t) => looks_like_number_type(t) && !t.starts_with('f'),
             (Ty::Float, "f4" | "f8") => true,
-            (Ty::User(tn), t) => match (self.s.type_def(tn), self.s.type_def(t)) {
+            (Ty::User(tn), t) => match (self.s.type_named(tn), self.s.type_named(t)) {
                 (Some(a), Some(b)) => std::ptr::eq(a, b),
                 _ => false,
             },
@@ -722,7 +725,7 @@ impl<'s> Typer<'s> {
     /// `value.member` where `value` is of user type `tn`: a stored field, a derived count or
     /// length, or a value instance.
     fn member_of(&self, v: TExpr, tn: &str, attr: &str) -> R {
-        let Some(td) = self.s.type_def(tn) else {
+        let Some(td) = self.s.type_named(tn) else {
             return Err((format!("unknown type `{tn}`"), String::new()));
         };
         let member = |ty: Ty| {
@@ -768,7 +771,7 @@ impl<'s> Typer<'s> {
             });
         }
         if let Some(p) = td.params.iter().find(|p| self.assert_mode && p.id == attr) {
-            return Ok(member(param_ty(&p.kind)));
+            return Ok(member(param_ty(self.s, &p.kind)));
         }
         if let Some(i) = td.instances.iter().find(|i| i.id == attr) {
             if i.cond.is_some() && !self.assert_mode {
@@ -809,7 +812,7 @@ impl<'s> Typer<'s> {
     pub fn value_scope(&self, t: &TypeDef) -> Scope {
         let mut scope = Scope::new(Side::Value);
         for p in &t.params {
-            let ty = param_ty(&p.kind);
+            let ty = param_ty(self.s, &p.kind);
             let ty = if p.optional {
                 Ty::Opt(Box::new(ty))
             } else {
@@ -844,7 +847,7 @@ impl<'s> Typer<'s> {
             me.ty(&c.expr, &scope)?;
         }
         Ok(match &i.enum_name {
-            Some(e) => Ty::Enum(e.clone()),
+            Some(e) => Ty::Enum(self.s.enum_name(e).to_owned()),
             None => ty,
         })
     }
@@ -882,7 +885,7 @@ impl<'s> Typer<'s> {
         })?;
         let v = match &inst.enum_name {
             None => v,
-            Some(e) => self.int_as_enum(e, v)?,
+            Some(e) => self.int_as_enum(self.s.enum_name(e), v)?,
         };
         let Some(c) = &inst.cond else {
             return Ok(t(
@@ -984,7 +987,7 @@ impl<'s> Typer<'s> {
 
     /// An integer seen as a value of enum `e` (`enum:` on a value instance).
     pub fn int_as_enum(&self, e: &str, v: TExpr) -> R {
-        if self.s.enum_def(e).is_none() {
+        if self.s.enum_named(e).is_none() {
             return Err((
                 format!("unknown enum `{e}`"),
                 "name an enum from `enums`".into(),
@@ -999,7 +1002,11 @@ impl<'s> Typer<'s> {
                 "give the instance an integer `value`".into(),
             ));
         }
-        if !self.open_enums.contains(e) {
+        if !self
+            .s
+            .enum_named(e)
+            .is_some_and(|d| self.open_enums.contains(&d.id))
+        {
             return Err((
                 format!("`enum` on a value instance needs the open enum `{e}` (the schema sets `-sp-strict`)"),
                 "compare the integer with `.to_i` of enum values instead".into(),
@@ -1018,11 +1025,11 @@ fn has_member(td: &TypeDef, n: &str) -> bool {
 
 /// The case types of a switch field, one per variant in order (case types first, then the
 /// default's when no case names it).
-pub(crate) fn switch_types(f: &Field) -> Vec<String> {
+pub(crate) fn switch_types(f: &Field) -> Vec<TypeRef> {
     let FieldKind::Switch { cases, default, .. } = &f.kind else {
         return Vec::new();
     };
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<TypeRef> = Vec::new();
     for (_, tn) in cases {
         if !out.contains(tn) {
             out.push(tn.clone());
@@ -1057,7 +1064,7 @@ fn field_ty_present(s: &Schema, f: &Field) -> Ty {
         }
         | FieldKind::Int {
             enum_name: Some(e), ..
-        } => Ty::Enum(e.clone()),
+        } => Ty::Enum(s.enum_name(e).to_owned()),
         FieldKind::Bits {
             width: 1,
             offset_binary: false,
@@ -1067,7 +1074,7 @@ fn field_ty_present(s: &Schema, f: &Field) -> Ty {
         FieldKind::Float { .. } => Ty::Float,
         FieldKind::Bytes(_) | FieldKind::Contents(_) => Ty::Bytes,
         FieldKind::Str { .. } => Ty::Str,
-        FieldKind::User { name, .. } => Ty::User(name.clone()),
+        FieldKind::User { ty: name, .. } => Ty::User(s.type_name(name).to_owned()),
         FieldKind::Switch { .. } => {
             let owner = s
                 .types
@@ -1090,13 +1097,13 @@ pub(crate) fn number_switch_ty(s: &Schema, ty: &Ty) -> Option<Ty> {
     let Ty::Switch(owner, fid) = ty else {
         return None;
     };
-    let f = s.type_def(owner)?.fields.iter().find(|g| &g.id == fid)?;
+    let f = s.type_named(owner)?.fields.iter().find(|g| &g.id == fid)?;
     let FieldKind::Switch { cases, default, .. } = &f.kind else {
         return None;
     };
     let mut float = false;
     for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
-        float |= case_number(n)?.2;
+        float |= case_number(s.type_name(n))?.2;
     }
     Some(if float { Ty::Float } else { Ty::Int })
 }

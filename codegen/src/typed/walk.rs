@@ -15,12 +15,6 @@ use std::collections::HashMap;
 /// Returns the typed expressions and the problems found, type by type.
 pub(super) fn walk(s: &Schema, opts: &crate::Options) -> (TypedSchema, Vec<Diag>) {
     let open = crate::shape::open_enums(s);
-    // Types by name, looked up once per argument list (the first of a name, as
-    // `Schema::type_def` finds).
-    let mut by_name: HashMap<&str, &TypeDef> = HashMap::new();
-    for t in &s.types {
-        by_name.entry(t.name.as_str()).or_insert(t);
-    }
     let mut diags = Vec::new();
     let mut out = TypedSchema::default();
     for t in &s.types {
@@ -30,7 +24,6 @@ pub(super) fn walk(s: &Schema, opts: &crate::Options) -> (TypedSchema, Vec<Diag>
             t,
             typer: Typer::new(s, &open, t),
             derived: crate::derive::derived(s, t, &mut Vec::new()),
-            by_name: &by_name,
             diags: &mut diags,
             out: &mut out.exprs,
         };
@@ -46,14 +39,18 @@ pub(crate) fn unsized_readers<'s>(s: &'s Schema, tn: &str) -> Vec<&'s Field> {
     for t in &s.types {
         for f in &t.fields {
             let (reads, sized) = match &f.kind {
-                FieldKind::User { name, size } => (name == tn, size.is_some()),
+                FieldKind::User { ty: name, size } => (s.type_name(name) == tn, size.is_some()),
                 FieldKind::Switch {
                     cases,
                     default,
                     size,
                     ..
                 } => (
-                    cases.iter().any(|(_, n)| n == tn) || default.as_deref() == Some(tn),
+                    cases
+                        .iter()
+                        .map(|(_, n)| n)
+                        .chain(default.iter())
+                        .any(|n| s.type_name(n) == tn),
                     size.is_some(),
                 ),
                 _ => (false, false),
@@ -68,7 +65,7 @@ pub(crate) fn unsized_readers<'s>(s: &'s Schema, tn: &str) -> Vec<&'s Field> {
 
 /// The variants of a switch field: each case type with its keys (the default's with none
 /// when no case names it).
-fn switch_variants(f: &Field) -> Vec<(String, Vec<SrcExpr>)> {
+fn switch_variants(f: &Field) -> Vec<(TypeRef, Vec<SrcExpr>)> {
     let FieldKind::Switch { cases, .. } = &f.kind else {
         return Vec::new();
     };
@@ -110,7 +107,6 @@ struct TypeWalk<'a, 's> {
     t: &'s TypeDef,
     typer: Typer<'s>,
     derived: HashMap<String, Derived>,
-    by_name: &'a HashMap<&'s str, &'s TypeDef>,
     diags: &'a mut Vec<Diag>,
     out: &'a mut Vec<Typed>,
 }
@@ -229,7 +225,7 @@ impl TypeWalk<'_, '_> {
                     "rename the param or the member",
                 );
             }
-            let ty = param_ty(&p.kind);
+            let ty = param_ty(self.s, &p.kind);
             let ty = if p.optional {
                 Ty::Opt(Box::new(ty))
             } else {
@@ -456,7 +452,7 @@ impl TypeWalk<'_, '_> {
                 }
                 self.processor(f, scope)
             }
-            FieldKind::User { name, size } if term => {
+            FieldKind::User { ty: name, size } if term => {
                 if let Some(s @ Size::Expr(_)) = size {
                     self.size(s, scope, kp)?;
                 }
@@ -473,7 +469,7 @@ impl TypeWalk<'_, '_> {
                 self.size(size, scope, kp)?;
                 self.processor(f, scope)?;
                 match &f.kind {
-                    FieldKind::User { name, .. } => self.args(f, name, scope, kp),
+                    FieldKind::User { ty: name, .. } => self.args(f, name, scope, kp),
                     _ => Some(()),
                 }
             }
@@ -483,7 +479,7 @@ impl TypeWalk<'_, '_> {
                 None => Some(()),
             },
             FieldKind::Contents(_) => Some(()),
-            FieldKind::User { name, size } => {
+            FieldKind::User { ty: name, size } => {
                 self.args(f, name, scope, kp)?;
                 match size {
                     Some(s) => self.size(s, scope, kp),
@@ -519,7 +515,7 @@ impl TypeWalk<'_, '_> {
         }
         self.case_keys(f, &sty);
         for (tn, keys) in switch_variants(f) {
-            if case_number(&tn).is_none() {
+            if case_number(self.s.type_name(&tn)).is_none() {
                 self.args(f, &tn, scope, kp)?;
             }
             for k in &keys {
@@ -545,7 +541,7 @@ impl TypeWalk<'_, '_> {
             }
         }
         if let Some(d) = default {
-            if case_number(d).is_none() {
+            if case_number(self.s.type_name(d)).is_none() {
                 self.args(f, d, scope, kp)?;
             }
         }
@@ -581,7 +577,7 @@ impl TypeWalk<'_, '_> {
                         }
                     }
                     self.s
-                        .enum_def(e)
+                        .enum_named(e)
                         .and_then(|d| d.values.iter().find(|x| &x.name == v))
                         .map(|x| x.value)
                 }
@@ -614,7 +610,7 @@ impl TypeWalk<'_, '_> {
                 }
                 self.processor(f, scope)?;
                 match &f.kind {
-                    FieldKind::User { name, .. } => self.args(f, name, scope, kp),
+                    FieldKind::User { ty: name, .. } => self.args(f, name, scope, kp),
                     _ => Some(()),
                 }
             }
@@ -622,7 +618,7 @@ impl TypeWalk<'_, '_> {
                 let size = processed_size(f)?;
                 self.processor(f, scope)?;
                 self.size_check(size, scope, kp)?;
-                if let FieldKind::User { name, .. } = &f.kind {
+                if let FieldKind::User { ty: name, .. } = &f.kind {
                     self.args(f, name, scope, kp)?;
                 }
                 if proc_args_use_io(f) {
@@ -630,7 +626,7 @@ impl TypeWalk<'_, '_> {
                 }
                 Some(())
             }
-            FieldKind::User { name, size } if term => {
+            FieldKind::User { ty: name, size } if term => {
                 if let Some(s @ Size::Expr(_)) = size {
                     self.size(s, scope, kp)?;
                 }
@@ -648,7 +644,7 @@ impl TypeWalk<'_, '_> {
                 None => Some(()),
             },
             FieldKind::Contents(_) => Some(()),
-            FieldKind::User { name, size } => {
+            FieldKind::User { ty: name, size } => {
                 if let Some(s) = size {
                     self.size_check(s, scope, kp)?;
                 }
@@ -660,7 +656,7 @@ impl TypeWalk<'_, '_> {
                     for k in &keys {
                         self.expr(k, scope, &format!("{kp}.type.cases"))?;
                     }
-                    if case_number(&tn).is_none() {
+                    if case_number(self.s.type_name(&tn)).is_none() {
                         self.args(f, &tn, scope, kp)?;
                     }
                 }
@@ -675,8 +671,8 @@ impl TypeWalk<'_, '_> {
     /// The arguments field `f` gives the params of type `tn` (written ones, then the context
     /// params' paths), each of its param's type; a param of this type passed on unchanged is
     /// taken as it is.
-    fn args(&mut self, f: &Field, tn: &str, scope: &Scope, kp: &str) -> Option<()> {
-        let params: &[Param] = self.by_name.get(tn).map_or(&[], |t| &t.params);
+    fn args(&mut self, f: &Field, tn: &TypeRef, scope: &Scope, kp: &str) -> Option<()> {
+        let params: &[Param] = self.s.type_of(tn).map_or(&[], |t| &t.params);
         let explicit: Vec<Option<SrcExpr>> = match &f.kind {
             FieldKind::User { .. } => f.args.iter().cloned().map(Some).collect(),
             _ => f
@@ -692,7 +688,8 @@ impl TypeWalk<'_, '_> {
                 f.pos_of("type"),
                 &format!("{kp}.type"),
                 format!(
-                    "type `{tn}` takes {} argument(s) but {} are given",
+                    "type `{}` takes {} argument(s) but {} are given",
+                    self.s.type_name(tn),
                     written,
                     explicit.len()
                 ),
@@ -701,7 +698,7 @@ impl TypeWalk<'_, '_> {
             return None;
         }
         let mut all = explicit;
-        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| Some(*n) == tn.id()) {
             all.extend(ctx.iter().cloned());
         }
         for (p, a) in params.iter().zip(&all) {
@@ -718,19 +715,22 @@ impl TypeWalk<'_, '_> {
                 continue;
             }
             let ty = self.expr(a, scope, &format!("{kp}.type"))?;
-            let want = param_ty(&p.kind);
+            let want = param_ty(self.s, &p.kind);
             if !(ty == want || (want == Ty::Float && ty == Ty::Int)) {
                 let what = match &p.context {
-                    Some(c) => format!("`{c}` of `{tn}` (given as `{}`)", a.src),
+                    Some(c) => {
+                        format!("`{c}` of `{}` (given as `{}`)", self.s.type_name(tn), a.src)
+                    }
                     None => format!("argument `{}`", a.src),
                 };
                 self.err(
                     f.pos_of("type"),
                     &format!("{kp}.type"),
                     format!(
-                        "{what} is {} but param `{}` of `{tn}` is {}",
+                        "{what} is {} but param `{}` of `{}` is {}",
                         ty_name(&ty),
                         p.id,
+                        self.s.type_name(tn),
                         ty_name(&want)
                     ),
                     "pass a value of the param's type",
@@ -885,7 +885,7 @@ impl TypeWalk<'_, '_> {
     fn method_scope(&self) -> Scope {
         let mut scope = Scope::new(Side::Value);
         for p in &self.t.params {
-            let ty = param_ty(&p.kind);
+            let ty = param_ty(self.s, &p.kind);
             let ty = if p.optional {
                 Ty::Opt(Box::new(ty))
             } else {
@@ -936,7 +936,7 @@ impl TypeWalk<'_, '_> {
                     .ty(&inst.value.expr, &scope)
                     .and_then(|v| match &inst.enum_name {
                         None => Ok(v),
-                        Some(e) => self.typer.int_as_enum(e, v),
+                        Some(e) => self.typer.int_as_enum(self.s.enum_name(e), v),
                     });
             let v = match typed {
                 Ok(v) => v,
