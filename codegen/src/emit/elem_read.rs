@@ -427,7 +427,7 @@ impl Emitter<'_> {
                             format!(
                                 "`{}` is {}, not an integer, enum, string, bytes or condition",
                                 on.src,
-                                ty_name(&other)
+                                ty_name(self.s, &other)
                             ),
                             "switch on an integer, enum, string or condition",
                         );
@@ -485,8 +485,8 @@ impl Emitter<'_> {
                                 format!(
                                     "case key `{}` is {}, which cannot be compared with the switch value ({})",
                                     k.src,
-                                    ty_name(&kty),
-                                    ty_name(&sty)
+                                    ty_name(self.s, &kty),
+                                    ty_name(self.s, &sty)
                                 ),
                                 "give case keys of the switch value's type",
                             );
@@ -587,7 +587,8 @@ impl Emitter<'_> {
                 Expr::Int(v) => Some(*v),
                 Expr::EnumRef(e, v) => {
                     if let Ty::Enum(se) = switch_ty {
-                        if se != e {
+                        if self.s.enum_named(e).map(|d| d.id) != Some(*se) {
+                            let se = &self.s.enm(*se).name;
                             self.err(
                                 k.pos,
                                 &kp,

@@ -633,7 +633,7 @@ impl Emitter<'_> {
             Valid::Eq(e) => cmp(self, e, quote!(!=))?,
             Valid::InEnum => match &ty {
                 // A closed enum refuses unlisted values while reading already.
-                Ty::Enum(e) if self.open_named(e) => quote!(!#val.is_listed()),
+                Ty::Enum(e) if self.open_enums.contains(e) => quote!(!#val.is_listed()),
                 Ty::Enum(_) => quote!(false),
                 _ => {
                     if side == Side::Read {

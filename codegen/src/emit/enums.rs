@@ -8,7 +8,7 @@ impl Emitter<'_> {
         let name = type_ident(&e.name);
         let vnames = crate::names::variant_names(
             e.values.iter().map(|v| v.name.as_str()),
-            self.reserved_variants(&e.name),
+            self.reserved_variants(e.id),
         );
         let vid = |i: usize| proc_macro2::Ident::new(&vnames[i], proc_macro2::Span::call_site());
         let kept_underscores = vnames.iter().any(|n| n.contains('_'));

@@ -49,7 +49,7 @@ impl Emitter<'_> {
                 ts
             })
         } else {
-            self.err(e.pos, kp, format!("`{}` is {} but {} is needed here", e.src, ty_name(&ty), ty_name(&want)), match want {
+            self.err(e.pos, kp, format!("`{}` is {} but {} is needed here", e.src, ty_name(self.s, &ty), ty_name(self.s, &want)), match want {
                 Ty::Bool => "write a condition, e.g. `kind == frame_kind::absolute` or `(flags & 1) != 0`",
                 Ty::Int => "write an integer expression; use `.to_i` on enum values",
                 _ => "change the expression to the needed type",
@@ -70,7 +70,7 @@ impl Emitter<'_> {
         let typer = crate::typed::Typer {
             s: self.s,
             open_enums: &self.open_enums,
-            cur_type: self.cur_type.borrow().clone(),
+            cur_type: self.cur_type.get(),
             cur_instances: &self.cur_instances,
             inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
             assert_mode: false,
@@ -102,8 +102,8 @@ impl Emitter<'_> {
             Ctx::Write => crate::typed::Side::Write,
             Ctx::Method => crate::typed::Side::Value,
         };
-        let tn = self.cur_type.borrow().clone();
-        match self.typed.at(&tn, kp, side, e) {
+        let tn = self.cur_type.get();
+        match self.typed.at(tn, kp, side, e) {
             // A value instance's `enum:` is applied by its method.
             Some(TExpr {
                 node: Node::AsEnum(inner, _),
@@ -222,11 +222,11 @@ impl Emitter<'_> {
                 };
                 let vi = crate::names::variant_ident(
                     def.values.iter().map(|x| x.name.as_str()),
-                    self.reserved_variants(en),
+                    self.reserved_variants(def.id),
                     v,
                 );
                 let t = type_ident(en);
-                (quote!(#t::#vi), Ty::Enum(en.clone()))
+                (quote!(#t::#vi), Ty::Enum(def.id))
             }
             _ => unreachable!("dispatched by the caller"),
         })
@@ -313,7 +313,7 @@ impl Emitter<'_> {
                             _ => Ty::Int,
                         };
                         if matches!(attr.as_str(), "min" | "max") && !matches!(elem, Ty::Int | Ty::Float | Ty::Str) {
-                            return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "`.min` and `.max` take lists of numbers or strings, or bytes");
+                            return bad(format!("`.{attr}` does not apply to {}", ty_name(self.s, &ty)), "`.min` and `.max` take lists of numbers or strings, or bytes");
                         }
                         self.fallible.set(true);
                         let r = match attr.as_str() {
@@ -330,8 +330,8 @@ impl Emitter<'_> {
                     }
                     ("length", Ty::Str) => (group(quote!(#ts.chars().count() as i128)), Ty::Int),
                     // Kaitai Struct's compiler refuses `.length` on a list: keep schemas it accepts.
-                    ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(&ty)), "use `.size` for the number of elements"),
-                    _ => return bad(format!("`.{attr}` is not a method or member of {}", ty_name(&ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
+                    ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(self.s, &ty)), "use `.size` for the number of elements"),
+                    _ => return bad(format!("`.{attr}` is not a method or member of {}", ty_name(self.s, &ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
                 }
             }
             _ => unreachable!("dispatched by the caller"),
@@ -478,8 +478,8 @@ impl Emitter<'_> {
                         )
                     }
                     _ => {
-                        let shown: Vec<String> = tys.iter().map(|t| ty_name(t)).collect();
-                        return bad(format!("`.{m}({})` is not a method of {}", shown.join(", "), ty_name(&ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
+                        let shown: Vec<String> = tys.iter().map(|t| ty_name(self.s, t)).collect();
+                        return bad(format!("`.{m}({})` is not a method of {}", shown.join(", "), ty_name(self.s, &ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
                     }
                 }
             }
@@ -1006,7 +1006,7 @@ impl Emitter<'_> {
     /// (same kind, both optional or neither): its name, used as it is.
     fn direct_param(&self, a: &SrcExpr, p: &Param) -> Option<proc_macro2::Ident> {
         let Expr::Name(n) = &a.expr else { return None };
-        let t = self.s.type_named(&self.cur_type.borrow())?;
+        let t = self.s.ty(self.cur_type.get());
         let q = t.params.iter().find(|q| &q.id == n)?;
         (q.kind == p.kind && q.optional == p.optional).then(|| field_ident(n))
     }
@@ -1078,10 +1078,10 @@ impl Emitter<'_> {
                     &format!("{kp}.type"),
                     format!(
                         "{what} is {} but param `{}` of `{}` is {}",
-                        ty_name(&ty),
+                        ty_name(self.s, &ty),
                         p.id,
                         self.s.type_name(tn),
-                        ty_name(&want)
+                        ty_name(self.s, &want)
                     ),
                     "pass a value of the param's type",
                 );
@@ -1135,12 +1135,11 @@ impl Emitter<'_> {
     /// Whether `n` names a param of the type being emitted (held as `i128`, `f64`, ...) or
     /// an `f8` field (an `f64`): a number that needs no widening.
     fn is_param(&self, n: &str) -> bool {
-        self.s.type_named(&self.cur_type.borrow()).is_some_and(|t| {
-            t.params.iter().any(|p| p.id == n)
-                || t.fields
-                    .iter()
-                    .any(|f| f.id == n && matches!(f.kind, FieldKind::Float { bytes: 8, .. }))
-        })
+        let t = self.s.ty(self.cur_type.get());
+        t.params.iter().any(|p| p.id == n)
+            || t.fields
+                .iter()
+                .any(|f| f.id == n && matches!(f.kind, FieldKind::Float { bytes: 8, .. }))
     }
 
     /// The write of value `v` of type `tn` by field `f` into writer `w`: the check that `v`
@@ -1254,7 +1253,7 @@ impl Emitter<'_> {
             in_method: std::cell::Cell::new(true),
             own_io: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
-            cur_type: std::cell::RefCell::new(t.name.clone()),
+            cur_type: std::cell::Cell::new(t.id),
             opts: self.opts.clone(),
             member_io: self.member_io,
             // Only expressions are typed with this emitter; no type is emitted.
@@ -1273,7 +1272,7 @@ impl Emitter<'_> {
             me.ex(&c.expr, &scope)?;
         }
         let ty = match &i.enum_name {
-            Some(e) => Ty::Enum(self.s.enum_name(e).to_owned()),
+            Some(e) => e.id().map_or(ty, Ty::Enum),
             None => ty,
         };
         Ok((ty, me.fallible.get()))
@@ -1303,7 +1302,7 @@ impl Emitter<'_> {
         let (ts, ty) = r?;
         let (ts, ty) = match &inst.enum_name {
             None => (ts, ty),
-            Some(e) => self.int_as_enum(self.s.enum_name(e), ts, &ty)?,
+            Some(e) => self.int_as_enum(e, ts, &ty)?,
         };
         let (Some(c), Some(tc)) = (&inst.cond, cond) else {
             return Ok((ts, ty));
@@ -1327,30 +1326,34 @@ impl Emitter<'_> {
     #[allow(clippy::type_complexity)]
     pub(super) fn int_as_enum(
         &self,
-        e: &str,
+        r: &EnumRef,
         ts: TokenStream,
         ty: &Ty,
     ) -> Result<(TokenStream, Ty), (String, String)> {
-        if self.s.enum_named(e).is_none() {
+        let e = self.s.enum_name(r);
+        let Some(id) = r.id() else {
             return Err((
                 format!("unknown enum `{e}`"),
                 "name an enum from `enums`".into(),
             ));
-        }
+        };
         if ty != &Ty::Int {
             return Err((
-                format!("`enum: {e}` needs an integer value, found {}", ty_name(ty)),
+                format!(
+                    "`enum: {e}` needs an integer value, found {}",
+                    ty_name(self.s, ty)
+                ),
                 "give the instance an integer `value`".into(),
             ));
         }
-        if !self.open_named(e) {
+        if !self.open_enums.contains(&id) {
             return Err((
                 format!("`enum` on a value instance needs the open enum `{e}` (the schema sets `-sp-strict`)"),
                 "compare the integer with `.to_i` of enum values instead".into(),
             ));
         }
         let ei = type_ident(e);
-        Ok((quote!(#ei::from_i_open(#ts)), Ty::Enum(e.to_owned())))
+        Ok((quote!(#ei::from_i_open(#ts)), Ty::Enum(id)))
     }
 }
 

@@ -85,9 +85,9 @@ impl Emitter<'_> {
             Ctx::Write => crate::typed::Side::Write,
             Ctx::Method => crate::typed::Side::Value,
         };
-        let tn = self.cur_type.borrow().clone();
+        let tn = self.cur_type.get();
         let outer = self.fallible.replace(false);
-        let r = match self.typed.at(&tn, kp, side, io).cloned() {
+        let r = match self.typed.at(tn, kp, side, io).cloned() {
             Some(te) => self.borrow_user(&io.expr, &te, scope),
             None => self.ex_stored(io, scope, kp),
         };
@@ -202,7 +202,7 @@ fn value_of(em: &mut Emitter<'_>, f: &Field, io: &SrcExpr, scope: &Scope) -> Opt
                 "`io: {}._io`: `{}` is {}, which has no member `_io` (only a user-type value has a stream)",
                 io.src,
                 io.src,
-                super::ty_name(&ty)
+                super::ty_name(em.s, &ty)
             ),
             "name a field (or a list element) holding a user type read with a `size`",
         );

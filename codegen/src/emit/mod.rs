@@ -136,7 +136,7 @@ pub(crate) struct Emitter<'s> {
     /// The seq field whose expressions are being emitted (named by their errors).
     cur_field: std::cell::RefCell<Option<String>>,
     /// The type whose code is being emitted (for `_sizeof`).
-    cur_type: std::cell::RefCell<String>,
+    cur_type: std::cell::Cell<TypeId>,
     /// The build's choices: custom processor and opaque type paths, and what to emit besides
     /// the native reader and writer (binrw, deku, bitvec impls).
     opts: crate::Options,
@@ -254,7 +254,7 @@ impl<'s> Emitter<'s> {
             in_method: std::cell::Cell::new(false),
             own_io: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
-            cur_type: std::cell::RefCell::new(String::new()),
+            cur_type: std::cell::Cell::new(TypeId(0)),
             opts: crate::Options::default(),
             member_io: crate::instances::uses_member_io(s),
             whole_types: crate::shape::whole_byte_types(s),
@@ -333,13 +333,6 @@ impl<'s> Emitter<'s> {
         e.id().is_some_and(|i| self.open_enums.contains(&i))
     }
 
-    /// As [`Self::is_open`], for the enum of a typed expression (`Ty::Enum`).
-    fn open_named(&self, e: &str) -> bool {
-        self.s
-            .enum_named(e)
-            .is_some_and(|d| self.open_enums.contains(&d.id))
-    }
-
     /// Whether type `t` keeps the bytes it leaves unread (see `shape::unread_types`).
     fn is_unread(&self, t: &TypeRef) -> bool {
         t.id().is_some_and(|i| self.unread_types.contains(&i))
@@ -359,8 +352,8 @@ impl<'s> Emitter<'s> {
 
     /// The variant names enum `e`'s values cannot take: `Self`, and `Unlisted` when the
     /// enum keeps unknown integers (see `names::variant_names`).
-    pub(crate) fn reserved_variants(&self, e: &str) -> &'static [&'static str] {
-        if self.open_named(e) {
+    pub(crate) fn reserved_variants(&self, e: EnumId) -> &'static [&'static str] {
+        if self.open_enums.contains(&e) {
             &["Self", "Unlisted"]
         } else {
             &["Self"]
@@ -582,7 +575,7 @@ fn param_rust_ty(s: &Schema, k: &ParamKind) -> (TokenStream, Ty) {
         ParamKind::Bytes => (quote!(::std::vec::Vec<u8>), Ty::Bytes),
         ParamKind::Enum(e) => {
             let i = type_ident(s.enum_name(e));
-            (quote!(#i), Ty::Enum(s.enum_name(e).to_owned()))
+            (quote!(#i), e.id().map_or(Ty::Int, Ty::Enum))
         }
         // `crate::context` has given every `struct` param a user type; one that is left
         // has been reported there.

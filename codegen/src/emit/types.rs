@@ -7,7 +7,7 @@ impl Emitter<'_> {
     pub(super) fn emit_type(&mut self, t: &TypeDef, is_root: bool) -> Option<TokenStream> {
         self.cur_instances = t.instances.clone();
         self.cur_lazy = crate::lazy::lazy_instances(self.s, t, &self.refs);
-        *self.cur_type.borrow_mut() = t.name.clone();
+        self.cur_type.set(t.id);
         let derived = self.derived(t);
         let name = type_ident(&t.name);
         let min_len = lit_usize(*self.min_len.get(&t.id).unwrap_or(&0));

@@ -49,7 +49,7 @@ impl Emitter<'_> {
                 .ex_stored(&inst.value, &scope, &format!("{kp}.value"))
                 .and_then(|(ts, ty)| match &inst.enum_name {
                     None => Ok((ts, ty)),
-                    Some(e) => self.int_as_enum(self.s.enum_name(e), ts, &ty),
+                    Some(e) => self.int_as_enum(e, ts, &ty),
                 }) {
                 Ok(v) => v,
                 Err((msg, hint)) => {
@@ -239,11 +239,11 @@ impl Emitter<'_> {
                 quote!(__rf::Value::Bytes(::std::borrow::Cow::Owned(__x))),
             ),
             Ty::Enum(e) => {
-                let ei = type_ident(e);
+                let ei = type_ident(&self.s.enm(*e).name);
                 (
                     quote!(#ei),
                     ts,
-                    if self.open_named(e) {
+                    if self.open_enums.contains(e) {
                         quote!(__rf::Value::Enum(__rf::EnumValue { enum_name: #ei::SCHEMA_NAME, name: __x.listed_name(), value: __x.to_i() }))
                     } else {
                         quote!(__rf::Value::Enum(__rf::EnumValue { enum_name: #ei::SCHEMA_NAME, name: ::std::option::Option::Some(__x.name()), value: __x.to_i() }))
@@ -347,7 +347,7 @@ impl Emitter<'_> {
                     &format!("{kp}.value"),
                     format!(
                         "value instances of {} are not supported yet",
-                        ty_name(other)
+                        ty_name(self.s, other)
                     ),
                     "give the instance a number, condition, string, bytes or enum value",
                 );

@@ -131,7 +131,7 @@ impl<'s> Frame<'s> {
 
 /// A typed tree's key: its type, side, line and column, and text (as the check stage keeps
 /// it, without the key path).
-type TreeKey<'s> = (&'s str, Side, (usize, usize), &'s str);
+type TreeKey<'s> = (crate::ir::TypeId, Side, (usize, usize), &'s str);
 
 /// A map keyed by addresses ([`AddrHasher`]).
 type ByAddr<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
@@ -191,12 +191,7 @@ impl<'s> Trees<'s> {
     pub fn new(schema: &'s Schema, typed: &'s TypedSchema) -> Self {
         let mut index = HashMap::with_capacity(typed.exprs.len());
         for x in &typed.exprs {
-            let k = (
-                x.type_name.as_str(),
-                x.side,
-                (x.pos.line, x.pos.col),
-                x.src.as_str(),
-            );
+            let k = (x.ty, x.side, (x.pos.line, x.pos.col), x.src.as_str());
             index.entry(k).or_insert(&x.expr);
         }
         Trees {
@@ -218,12 +213,7 @@ impl<'s> Trees<'s> {
                 return Ok(tree.clone());
             }
         }
-        let k = (
-            t.name.as_str(),
-            side,
-            (e.pos.line, e.pos.col),
-            e.src.as_str(),
-        );
+        let k = (t.id, side, (e.pos.line, e.pos.col), e.src.as_str());
         let tree = match self.index.get(&k) {
             Some(x) => Arc::new((*x).clone()),
             None => Arc::new(self.type_here(t, e, side)?),
@@ -458,17 +448,14 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
         attr(base, name)
     }
 
-    fn enum_value(&self, en: &str, value: &str) -> R<DynValue> {
+    fn enum_value(&self, en: crate::ir::EnumId, value: &str) -> R<DynValue> {
         // `value` is the name in the tree: its address stands for the literal.
         let trees = self.frame.trees;
         let key = value.as_ptr() as u64;
         if let (false, Some(v)) = (value.is_empty(), trees.enums.borrow().get(&key)) {
             return Ok(DynValue::Enum(*v));
         }
-        let def = self
-            .schema
-            .enum_named(en)
-            .ok_or_else(|| format!("no enum `{en}`"))?;
+        let def = self.schema.enm(en);
         let v = def
             .values
             .iter()
@@ -483,8 +470,12 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
         Ok(DynValue::Enum(v))
     }
 
-    fn as_enum(&self, en: &str, x: i128) -> R<DynValue> {
-        enum_value(self.schema, en, x)
+    fn as_enum(&self, en: crate::ir::EnumId, x: i128) -> R<DynValue> {
+        enum_value(self.schema, &self.schema.enm(en).name, x)
+    }
+
+    fn enum_label(&self, en: crate::ir::EnumId) -> String {
+        self.schema.enm(en).name.clone()
     }
 
     fn context_param(&self, p: &str) -> R<Option<Cow<'a, DynValue>>> {

@@ -4,7 +4,9 @@
 use super::{param_ty, ty_name, Node, Side, TExpr, Ty};
 use crate::derive::{counts_and_lengths, Derived};
 use crate::expr::{BinOp, Expr, UnOp};
-use crate::ir::{EnumId, Field, FieldKind, Instance, Repeat, Schema, TypeDef, TypeRef};
+use crate::ir::{
+    EnumId, EnumRef, Field, FieldKind, Instance, Repeat, Schema, TypeDef, TypeId, TypeRef,
+};
 use crate::num_type::{case_number, looks_like_number_type};
 use crate::sizes::{field_bits, type_bits};
 use std::cell::RefCell;
@@ -60,7 +62,7 @@ pub(crate) struct Typer<'s> {
     /// Enums that keep unknown integers (`enum:` on a value instance needs one).
     pub open_enums: &'s HashSet<EnumId>,
     /// The type whose expressions are typed.
-    pub cur_type: String,
+    pub cur_type: TypeId,
     /// Its value instances (a name not in scope may be one).
     pub cur_instances: &'s [Instance],
     /// The instances being typed in place, outermost first (a cycle is reported).
@@ -116,7 +118,7 @@ impl<'s> Typer<'s> {
         Self {
             s,
             open_enums,
-            cur_type: t.name.clone(),
+            cur_type: t.id,
             cur_instances: &t.instances,
             inlining: RefCell::new(Vec::new()),
             assert_mode: false,
@@ -184,7 +186,7 @@ impl<'s> Typer<'s> {
             Expr::Name(n) if n == "_io" && scope.get(n).is_none() => t(Ty::Io, Node::Stream(None)),
             Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() => {
                 // Kaitai Struct's `_sizeof` is static: the fixed size of the type.
-                let tn = &self.cur_type;
+                let tn = &self.s.ty(self.cur_type).name;
                 match fixed_size_of(self.s, tn) {
                     Some(v) => t(Ty::Int, Node::Size(v)),
                     None => return bad(format!("unable to derive `_sizeof` of type `{tn}`: it has no fixed size"), "`_sizeof` needs a type whose fields are all unconditional with fixed sizes and counts"),
@@ -194,7 +196,10 @@ impl<'s> Typer<'s> {
                 let Some(ty) = scope.get(n) else {
                     if self.assert_mode {
                         return bad(
-                            format!("`{}` has no field or instance `{n}`", self.cur_type),
+                            format!(
+                                "`{}` has no field or instance `{n}`",
+                                self.s.ty(self.cur_type).name
+                            ),
                             "",
                         );
                     }
@@ -218,9 +223,9 @@ impl<'s> Typer<'s> {
                     );
                 }
                 t(
-                    Ty::Enum(en.clone()),
+                    Ty::Enum(def.id),
                     Node::EnumValue {
-                        enum_name: en.clone(),
+                        enum_id: def.id,
                         value: v.clone(),
                     },
                 )
@@ -256,7 +261,9 @@ impl<'s> Typer<'s> {
         if attr == "_sizeof" {
             // `field._sizeof`: the static size of that field (its `size`, or its type's).
             let owner = match inner {
-                Expr::Name(n) if scope.get(n).is_some() => Some((self.cur_type.clone(), n.clone())),
+                Expr::Name(n) if scope.get(n).is_some() => {
+                    Some((self.s.ty(self.cur_type).name.clone(), n.clone()))
+                }
                 Expr::Attr(obj, m) => match self.ty(obj, scope)?.ty {
                     Ty::User(tn) => Some((tn, m.clone())),
                     _ => None,
@@ -282,7 +289,7 @@ impl<'s> Typer<'s> {
                     return bad(
                         format!(
                             "`._io` applies to a user-type value, not {}",
-                            ty_name(&v.ty)
+                            ty_name(self.s, &v.ty)
                         ),
                         "use `_io` for this type's own stream",
                     );
@@ -324,7 +331,7 @@ impl<'s> Typer<'s> {
                 if matches!(attr, "min" | "max") && !matches!(elem, Ty::Int | Ty::Float | Ty::Str)
                 {
                     return bad(
-                        format!("`.{attr}` does not apply to {}", ty_name(&v.ty)),
+                        format!("`.{attr}` does not apply to {}", ty_name(self.s, &v.ty)),
                         "`.min` and `.max` take lists of numbers or strings, or bytes",
                     );
                 }
@@ -332,8 +339,8 @@ impl<'s> Typer<'s> {
             }
             ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes | Ty::Str) => Ty::Int,
             // Kaitai Struct's compiler refuses `.length` on a list: keep schemas it accepts.
-            ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(&v.ty)), "use `.size` for the number of elements"),
-            _ => return bad(format!("`.{attr}` is not a method or member of {}", ty_name(&v.ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
+            ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(self.s, &v.ty)), "use `.size` for the number of elements"),
+            _ => return bad(format!("`.{attr}` is not a method or member of {}", ty_name(self.s, &v.ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
         };
         Ok(t(
             ty,
@@ -354,14 +361,14 @@ impl<'s> Typer<'s> {
             Ty::Bytes => Ty::Int,
             _ => {
                 return bad(
-                    format!("`[]` does not apply to {}", ty_name(&l.ty)),
+                    format!("`[]` does not apply to {}", ty_name(self.s, &l.ty)),
                     "index a list or a byte array",
                 )
             }
         };
         if i.ty != Ty::Int {
             return bad(
-                format!("the index is {}, not an integer", ty_name(&i.ty)),
+                format!("the index is {}, not an integer", ty_name(self.s, &i.ty)),
                 "index with an integer expression",
             );
         }
@@ -416,7 +423,11 @@ impl<'s> Typer<'s> {
             match &elem {
                 Some(e) if *e != xty => {
                     return bad(
-                        format!("a list literal mixes {} and {}", ty_name(e), ty_name(&xty)),
+                        format!(
+                            "a list literal mixes {} and {}",
+                            ty_name(self.s, e),
+                            ty_name(self.s, &xty)
+                        ),
                         "give every element the same type",
                     )
                 }
@@ -427,7 +438,10 @@ impl<'s> Typer<'s> {
                 Ty::Str | Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) | Ty::Io
             ) {
                 return bad(
-                    format!("list literals of {} are not supported", ty_name(&xty)),
+                    format!(
+                        "list literals of {} are not supported",
+                        ty_name(self.s, &xty)
+                    ),
                     "list numbers, strings, conditions or enum values",
                 );
             }
@@ -456,7 +470,7 @@ impl<'s> Typer<'s> {
             };
             let fb = self.ty(&args[0], scope)?;
             if fb.ty != *pty || !matches!(fb.ty, Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_)) {
-                return bad(format!("`_root` paths of a recursive root type must give a number, condition or enum, not {}", ty_name(&fb.ty)), "use `_root.<number field>`");
+                return bad(format!("`_root` paths of a recursive root type must give a number, condition or enum, not {}", ty_name(self.s, &fb.ty)), "use `_root.<number field>`");
             }
             return Ok(t(fb.ty.clone(), Node::OrSelf(pn.clone(), bx(fb))));
         }
@@ -479,8 +493,8 @@ impl<'s> Typer<'s> {
                 Ty::Str
             }
             _ => {
-                let shown: Vec<String> = tys.iter().map(|t| ty_name(t)).collect();
-                return bad(format!("`.{m}({})` is not a method of {}", shown.join(", "), ty_name(&v.ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
+                let shown: Vec<String> = tys.iter().map(|t| ty_name(self.s, t)).collect();
+                return bad(format!("`.{m}({})` is not a method of {}", shown.join(", "), ty_name(self.s, &v.ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
             }
         };
         Ok(t(
@@ -589,7 +603,7 @@ impl<'s> Typer<'s> {
             }
         }
         if !same {
-            return bad(format!("`.as<{target}>` cannot make {} into `{target}`", ty_name(&v.ty)), "`.as<>` is supported where the value already has that type (a number type for integers, the same user type)");
+            return bad(format!("`.as<{target}>` cannot make {} into `{target}`", ty_name(self.s, &v.ty)), "`.as<>` is supported where the value already has that type (a number type for integers, the same user type)");
         }
         Ok(t(v.ty.clone(), Node::Cast(bx(v), target.to_owned())))
     }
@@ -603,7 +617,7 @@ impl<'s> Typer<'s> {
         );
         if !ok {
             return bad(
-                format!("this operator does not apply to {}", ty_name(&v.ty)),
+                format!("this operator does not apply to {}", ty_name(self.s, &v.ty)),
                 "`not` takes a condition; `-` and `~` take numbers",
             );
         }
@@ -631,8 +645,8 @@ impl<'s> Typer<'s> {
             return bad(
                 format!(
                     "the branches of `? :` differ ({} and {})",
-                    ty_name(&a.ty),
-                    ty_name(&b.ty)
+                    ty_name(self.s, &a.ty),
+                    ty_name(self.s, &b.ty)
                 ),
                 "make both branches the same type",
             );
@@ -655,8 +669,8 @@ impl<'s> Typer<'s> {
                     return bad(
                         format!(
                             "`and`/`or` need conditions, found {} and {}",
-                            ty_name(&aty),
-                            ty_name(&bty)
+                            ty_name(self.s, &aty),
+                            ty_name(self.s, &bty)
                         ),
                         "compare values first, e.g. `(flags & 1) != 0 and n > 0`",
                     );
@@ -675,18 +689,18 @@ impl<'s> Typer<'s> {
                     _ => false,
                 };
                 if !ok {
-                    return bad(format!("cannot compare {} with {} this way", ty_name(&aty), ty_name(&bty)), "compare an enum with a value of the same enum (`kind == frame_kind::absolute`), or use `.to_i`");
+                    return bad(format!("cannot compare {} with {} this way", ty_name(self.s, &aty), ty_name(self.s, &bty)), "compare an enum with a value of the same enum (`kind == frame_kind::absolute`), or use `.to_i`");
                 }
                 Ty::Bool
             }
-            _ => Self::arith(op, &aty, &bty, b)?,
+            _ => self.arith(op, &aty, &bty, b)?,
         };
         Ok(t(ty, Node::Binary(op, bx(x), bx(y))))
     }
 
     /// The type of arithmetic or a bit operation on operands of types `aty` and `bty` (after
     /// promotion); `b` is the right operand (a constant divisor or shift is checked here).
-    fn arith(op: BinOp, aty: &Ty, bty: &Ty, b: &Expr) -> Result<Ty, Problem> {
+    fn arith(&self, op: BinOp, aty: &Ty, bty: &Ty, b: &Expr) -> Result<Ty, Problem> {
         if *aty == Ty::Float
             && *bty == Ty::Float
             && matches!(
@@ -703,8 +717,8 @@ impl<'s> Typer<'s> {
             return bad(
                 format!(
                     "arithmetic needs integers, found {} and {}",
-                    ty_name(aty),
-                    ty_name(bty)
+                    ty_name(self.s, aty),
+                    ty_name(self.s, bty)
                 ),
                 "use `.to_i` on enum values",
             );
@@ -837,7 +851,7 @@ impl<'s> Typer<'s> {
         let me = Typer {
             s: self.s,
             open_enums: self.open_enums,
-            cur_type: td.name.clone(),
+            cur_type: td.id,
             cur_instances: &td.instances,
             inlining: RefCell::new(self.inlining.borrow().clone()),
             assert_mode: self.assert_mode,
@@ -847,7 +861,7 @@ impl<'s> Typer<'s> {
             me.ty(&c.expr, &scope)?;
         }
         Ok(match &i.enum_name {
-            Some(e) => Ty::Enum(self.s.enum_name(e).to_owned()),
+            Some(e) => e.id().map_or(ty, Ty::Enum),
             None => ty,
         })
     }
@@ -885,7 +899,7 @@ impl<'s> Typer<'s> {
         })?;
         let v = match &inst.enum_name {
             None => v,
-            Some(e) => self.int_as_enum(self.s.enum_name(e), v)?,
+            Some(e) => self.int_as_enum(e, v)?,
         };
         let Some(c) = &inst.cond else {
             return Ok(t(
@@ -986,33 +1000,30 @@ impl<'s> Typer<'s> {
     }
 
     /// An integer seen as a value of enum `e` (`enum:` on a value instance).
-    pub fn int_as_enum(&self, e: &str, v: TExpr) -> R {
-        if self.s.enum_named(e).is_none() {
+    pub fn int_as_enum(&self, r: &EnumRef, v: TExpr) -> R {
+        let e = self.s.enum_name(r);
+        let Some(id) = r.id() else {
             return Err((
                 format!("unknown enum `{e}`"),
                 "name an enum from `enums`".into(),
             ));
-        }
+        };
         if v.ty != Ty::Int {
             return Err((
                 format!(
                     "`enum: {e}` needs an integer value, found {}",
-                    ty_name(&v.ty)
+                    ty_name(self.s, &v.ty)
                 ),
                 "give the instance an integer `value`".into(),
             ));
         }
-        if !self
-            .s
-            .enum_named(e)
-            .is_some_and(|d| self.open_enums.contains(&d.id))
-        {
+        if !self.open_enums.contains(&id) {
             return Err((
                 format!("`enum` on a value instance needs the open enum `{e}` (the schema sets `-sp-strict`)"),
                 "compare the integer with `.to_i` of enum values instead".into(),
             ));
         }
-        Ok(t(Ty::Enum(e.to_owned()), Node::AsEnum(bx(v), e.to_owned())))
+        Ok(t(Ty::Enum(id), Node::AsEnum(bx(v), id)))
     }
 }
 
@@ -1064,7 +1075,7 @@ fn field_ty_present(s: &Schema, f: &Field) -> Ty {
         }
         | FieldKind::Int {
             enum_name: Some(e), ..
-        } => Ty::Enum(s.enum_name(e).to_owned()),
+        } => e.id().map_or(Ty::Int, Ty::Enum),
         FieldKind::Bits {
             width: 1,
             offset_binary: false,

@@ -123,7 +123,7 @@ impl TypeWalk<'_, '_> {
             Ok(x) => {
                 let ty = x.ty.clone();
                 self.out.push(Typed {
-                    type_name: self.t.name.clone(),
+                    ty: self.t.id,
                     key_path: kp.to_owned(),
                     side: scope.side,
                     pos: e.pos,
@@ -158,8 +158,8 @@ impl TypeWalk<'_, '_> {
             format!(
                 "`{}` is {} but {} is needed here",
                 e.src,
-                ty_name(&ty),
-                ty_name(&want)
+                ty_name(self.s, &ty),
+                ty_name(self.s, &want)
             ),
             hint,
         );
@@ -404,7 +404,7 @@ impl TypeWalk<'_, '_> {
                     "`io: {}._io`: `{}` is {}, which has no member `_io` (only a user-type value has a stream)",
                     io.src,
                     io.src,
-                    ty_name(&ty)
+                    ty_name(self.s, &ty)
                 ),
                 "name a field (or a list element) holding a user type read with a `size`",
             );
@@ -507,7 +507,7 @@ impl TypeWalk<'_, '_> {
                 format!(
                     "`{}` is {}, not an integer, enum, string, bytes or condition",
                     on.src,
-                    ty_name(&sty)
+                    ty_name(self.s, &sty)
                 ),
                 "switch on an integer, enum, string or condition",
             );
@@ -531,8 +531,8 @@ impl TypeWalk<'_, '_> {
                         format!(
                             "case key `{}` is {}, which cannot be compared with the switch value ({})",
                             k.src,
-                            ty_name(&kty),
-                            ty_name(&sty)
+                            ty_name(self.s, &kty),
+                            ty_name(self.s, &sty)
                         ),
                         "give case keys of the switch value's type",
                     );
@@ -564,7 +564,8 @@ impl TypeWalk<'_, '_> {
                 Expr::Int(v) => Some(*v),
                 Expr::EnumRef(e, v) => {
                     if let Ty::Enum(se) = switch_ty {
-                        if se != e {
+                        if self.s.enum_named(e).map(|d| d.id) != Some(*se) {
+                            let se = &self.s.enm(*se).name;
                             self.err(
                                 k.pos,
                                 &kp,
@@ -728,10 +729,10 @@ impl TypeWalk<'_, '_> {
                     &format!("{kp}.type"),
                     format!(
                         "{what} is {} but param `{}` of `{}` is {}",
-                        ty_name(&ty),
+                        ty_name(self.s, &ty),
                         p.id,
                         self.s.type_name(tn),
-                        ty_name(&want)
+                        ty_name(self.s, &want)
                     ),
                     "pass a value of the param's type",
                 );
@@ -754,7 +755,7 @@ impl TypeWalk<'_, '_> {
                 self.err(
                     e.pos,
                     &kp,
-                    format!("the xor key `{}` is {}", e.src, ty_name(&ty)),
+                    format!("the xor key `{}` is {}", e.src, ty_name(self.s, &ty)),
                     "give an integer (one byte) or a byte field",
                 );
                 None
@@ -776,7 +777,7 @@ impl TypeWalk<'_, '_> {
                         self.err(
                             a.pos,
                             &kp,
-                            format!("processor argument `{}` is {}", a.src, ty_name(&ty)),
+                            format!("processor argument `{}` is {}", a.src, ty_name(self.s, &ty)),
                             "give integers, conditions, floats, strings or byte arrays",
                         );
                         return None;
@@ -936,7 +937,7 @@ impl TypeWalk<'_, '_> {
                     .ty(&inst.value.expr, &scope)
                     .and_then(|v| match &inst.enum_name {
                         None => Ok(v),
-                        Some(e) => self.typer.int_as_enum(self.s.enum_name(e), v),
+                        Some(e) => self.typer.int_as_enum(e, v),
                     });
             let v = match typed {
                 Ok(v) => v,
@@ -968,7 +969,7 @@ impl TypeWalk<'_, '_> {
             if !supported {
                 let msg = format!(
                     "value instances of {} are not supported yet",
-                    ty_name(&v.ty)
+                    ty_name(self.s, &v.ty)
                 );
                 self.err(
                     inst.value.pos,
@@ -979,7 +980,7 @@ impl TypeWalk<'_, '_> {
                 continue;
             }
             self.out.push(Typed {
-                type_name: t.name.clone(),
+                ty: t.id,
                 key_path: format!("{kp}.value"),
                 side: Side::Value,
                 pos: inst.value.pos,
@@ -1008,7 +1009,7 @@ impl TypeWalk<'_, '_> {
         match self.typer.ty(&e.expr, &scope) {
             Ok(v) if v.ty == Ty::Str => {
                 self.out.push(Typed {
-                    type_name: t.name.clone(),
+                    ty: t.id,
                     key_path: kp,
                     side: Side::Value,
                     pos: e.pos,
@@ -1021,7 +1022,7 @@ impl TypeWalk<'_, '_> {
                 let msg = format!(
                     "`to-string` must be a string, but `{}` is {}",
                     e.src,
-                    ty_name(&v.ty)
+                    ty_name(self.s, &v.ty)
                 );
                 self.err(
                     e.pos,
