@@ -376,14 +376,16 @@ impl Emitter<'_> {
                 let mut parts = Vec::new();
                 if let Ty::AnyUser(ts) = &**elem {
                     // User-type values: each copied into its variant of the types' enum.
-                    self.use_any_user(ts);
-                    let en = super::any_user_ident(ts);
+                    let ts: Vec<String> =
+                        ts.iter().map(|t| self.s.type_name(t).to_owned()).collect();
+                    self.use_any_user(&ts);
+                    let en = super::any_user_ident(&ts);
                     for (x, tx) in items.iter().zip(typed) {
                         let (xt, xty) = self.cx(x, tx, scope)?;
                         let Ty::User(tn) = xty else {
                             return Err(mismatch(e));
                         };
-                        let vi = type_ident(&tn);
+                        let vi = type_ident(self.s.type_name(&tn));
                         parts.push(quote!(#en::#vi(#xt.clone())));
                     }
                     return Ok((quote!(::std::vec::Vec::from([#(#parts),*])), te.ty.clone()));
@@ -519,19 +521,21 @@ impl Emitter<'_> {
                     }
                 }
                 if let Ty::Switch(owner, fid) = &ty {
-                    let field = self
-                        .s
-                        .type_named(owner)
-                        .and_then(|t| t.fields.iter().find(|g| &g.id == fid).map(|g| (t, g)));
+                    let t = self.s.ty(*owner);
+                    let field = t.fields.get(*fid).map(|g| (t, g));
                     if let Some((t, g)) = field {
                         if let Some((vi, tn, _)) = self
                             .switch_variants(g)
                             .into_iter()
                             .find(|(_, tn, _)| self.s.type_name(tn) == target)
                         {
-                            let tn = self.s.type_name(&tn).to_owned();
                             let en = Self::switch_enum_name(t, g);
-                            let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
+                            let msg = format!(
+                                "`{}.{}` does not hold a `{}`",
+                                t.name,
+                                g.id,
+                                self.s.type_name(&tn)
+                            );
                             self.fallible.set(true);
                             return Ok((
                                 then(
@@ -600,7 +604,9 @@ impl Emitter<'_> {
                     }
                     Ty::List(_) => (quote!(#a[..].to_vec()), quote!(#b[..].to_vec())),
                     // Values of two user types: seen through the dynamic view.
-                    _ if te.ty == Ty::AnyStruct => (dyn_user(a, &at), dyn_user(b, &bt)),
+                    _ if te.ty == Ty::AnyStruct => {
+                        (dyn_user(self.s, a, &at), dyn_user(self.s, b, &bt))
+                    }
                     _ => (a, b),
                 };
                 let ty = if te.ty == Ty::AnyStruct {
@@ -851,14 +857,18 @@ impl Emitter<'_> {
     pub(super) fn member_of(
         &self,
         ts: &TokenStream,
-        tn: &str,
+        tn: &TypeRef,
         attr: &str,
         scope: &Scope,
     ) -> Result<(TokenStream, Ty), (String, String)> {
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
-        let Some(t) = self.s.type_named(tn) else {
-            return Err((format!("unknown type `{tn}`"), String::new()));
+        let Some(t) = self.s.type_of(tn) else {
+            return Err((
+                format!("unknown type `{}`", self.s.type_name(tn)),
+                String::new(),
+            ));
         };
+        let tn = t.name.as_str();
         if let Some(f) = t.fields.iter().find(|f| f.id == attr) {
             let fi = field_ident(attr);
             let derived = counts_and_lengths(t);
@@ -1366,10 +1376,10 @@ enum Arg {
 
 /// A branch of `? :` over values of several user types, borrowed as the dynamic view
 /// (`&dyn Reflect`): a value of type `ty` (one already seen so is kept).
-fn dyn_user(v: TokenStream, ty: &Ty) -> TokenStream {
+fn dyn_user(s: &Schema, v: TokenStream, ty: &Ty) -> TokenStream {
     match ty {
         Ty::User(tn) => {
-            let ti = type_ident(tn);
+            let ti = type_ident(s.type_name(tn));
             quote!({ let __d: &dyn ::statepack_runtime::reflect::Reflect = ::std::convert::identity::<&#ti>(&#v); __d })
         }
         _ => v,

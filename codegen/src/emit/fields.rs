@@ -606,7 +606,7 @@ impl Emitter<'_> {
                 .iter()
                 .find(|g| &g.id == list)
                 .and_then(|g| match &g.kind {
-                    FieldKind::User { ty: name, .. } => self.s.type_named(self.s.type_name(name)),
+                    FieldKind::User { ty: name, .. } => self.s.type_of(name),
                     _ => None,
                 })
                 .and_then(|et| et.fields.iter().find(|x| &x.id == field))

@@ -120,7 +120,7 @@ impl Emitter<'_> {
         let (ts, ty) = self.cx(e, te, scope)?;
         Ok(match &ty {
             Ty::User(tn) => {
-                let ti = crate::names::type_ident(tn);
+                let ti = crate::names::type_ident(self.s.type_name(tn));
                 // Bound first, so that a reference (or a `Box`) is borrowed through.
                 (
                     quote!({ let __b = &#ts; ::std::convert::identity::<&#ti>(__b) }),
@@ -214,7 +214,7 @@ fn value_of(em: &mut Emitter<'_>, f: &Field, io: &SrcExpr, scope: &Scope) -> Opt
         em.err(
             io.pos,
             &kp,
-            format!("`io: {}._io`: `{tn}` is also read without a `size` (`{}`, {at}), where it has no stream of its own", io.src, g.key_path),
+            format!("`io: {}._io`: `{}` is also read without a `size` (`{}`, {at}), where it has no stream of its own", io.src, s.type_name(&tn), g.key_path),
             "give every field reading the type a `size` (or `size-eos`), so that its values are substreams",
         );
         return None;

@@ -291,7 +291,7 @@ impl<'s> Emitter<'s> {
                 && f.term.is_none() =>
             {
                 self.s
-                    .type_named(self.s.type_name(name))
+                    .type_of(name)
                     .filter(|et| self.plain_reader(et))
                     .map(|_| type_ident(self.s.type_name(name)))
             }
@@ -581,13 +581,16 @@ fn param_rust_ty(s: &Schema, k: &ParamKind) -> (TokenStream, Ty) {
         // has been reported there.
         ParamKind::User(t) => {
             let i = type_ident(s.type_name(t));
-            (quote!(#i), Ty::User(s.type_name(t).to_owned()))
+            (quote!(#i), Ty::User(t.clone()))
         }
         ParamKind::Struct => (quote!(()), Ty::Bool),
         ParamKind::AnyUser(ts) => {
-            let ts: Vec<String> = ts.iter().map(|t| s.ty(*t).name.clone()).collect();
-            let i = any_user_ident(&ts);
-            (quote!(#i), Ty::AnyUser(ts))
+            let names: Vec<String> = ts.iter().map(|t| s.ty(*t).name.clone()).collect();
+            let i = any_user_ident(&names);
+            (
+                quote!(#i),
+                Ty::AnyUser(ts.iter().map(|t| TypeRef::Id(*t)).collect()),
+            )
         }
         ParamKind::List(inner) => {
             let (r, t) = param_rust_ty(s, inner);

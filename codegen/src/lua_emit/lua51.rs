@@ -735,19 +735,13 @@ impl<'s> Profile<'s> {
         }
         if let Some(f) = t.fields.iter().find(|f| f.id == name) {
             if let FieldKind::User { ty: name, .. } = &f.kind {
-                return self
-                    .s
-                    .type_named(self.s.type_name(name))
-                    .map_or(Val::Other, Val::Type);
+                return self.s.type_of(name).map_or(Val::Other, Val::Type);
             }
             return field_bound(f).map_or(Val::Other, Val::Num);
         }
         if let Some(p) = t.params.iter().find(|p| p.id == name) {
             if let crate::ir::ParamKind::User(tn) = &p.kind {
-                return self
-                    .s
-                    .type_named(self.s.type_name(tn))
-                    .map_or(Val::Other, Val::Type);
+                return self.s.type_of(tn).map_or(Val::Other, Val::Type);
             }
             return Val::Other;
         }

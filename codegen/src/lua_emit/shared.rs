@@ -415,7 +415,17 @@ impl<'a> Core<'a> {
                 ))
             }
         };
-        if let Some(g) = crate::typed::unsized_readers(self.s, &tn).first() {
+        if let Some(g) = crate::typed::unsized_readers(
+            self.s,
+            &self
+                .s
+                .type_named(&tn)
+                .map_or(crate::ir::TypeRef::Named(tn.clone()), |d| {
+                    crate::ir::TypeRef::Id(d.id)
+                }),
+        )
+        .first()
+        {
             return Err(format!(
                 "`io: {}._io` (in `{}`): `{tn}` is also read without a `size` (`{}`), where it has no stream of its own",
                 io.src, f.key_path, g.key_path

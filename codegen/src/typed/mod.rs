@@ -21,7 +21,7 @@
 
 use crate::diag::{Diag, Pos};
 use crate::expr::{BinOp, UnOp};
-use crate::ir::{EnumId, ParamKind, Schema, SrcExpr, TypeId};
+use crate::ir::{EnumId, ParamKind, Schema, SrcExpr, TypeId, TypeRef};
 use std::collections::HashMap;
 
 mod typer;
@@ -48,13 +48,14 @@ pub enum Ty {
     Enum(EnumId),
     /// A list of values of the element type.
     List(Box<Ty>),
-    /// A value of the named user type.
-    User(String),
-    /// A value of one of these user types (sorted, at least one): an element of a list
-    /// literal of user-type values (`[one, two]`), passed to a `struct[]` param.
-    AnyUser(Vec<String>),
-    /// The body of switch field `.1` of type `.0`.
-    Switch(String, String),
+    /// A value of this user type: a type of the schema, or the name of an opaque type
+    /// (`ks-opaque-types`, which no definition has).
+    User(TypeRef),
+    /// A value of one of these user types (sorted by name, at least one): an element of a
+    /// list literal of user-type values (`[one, two]`), passed to a `struct[]` param.
+    AnyUser(Vec<TypeRef>),
+    /// The body of switch field `.1` (its index in the type's fields) of type `.0`.
+    Switch(TypeId, usize),
     /// A conditional field (`if`) holding the given type: where it is used its absence is an
     /// error at run time.
     Opt(Box<Ty>),
@@ -76,8 +77,14 @@ pub fn ty_name(s: &Schema, t: &Ty) -> String {
         Ty::Bytes => "bytes".into(),
         Ty::Enum(e) => format!("a `{}` value", s.enm(*e).name),
         Ty::List(_) => "a list".into(),
-        Ty::User(u) => format!("a `{u}`"),
-        Ty::AnyUser(us) => format!("one of `{}`", us.join("`, `")),
+        Ty::User(u) => format!("a `{}`", s.type_name(u)),
+        Ty::AnyUser(us) => format!(
+            "one of `{}`",
+            us.iter()
+                .map(|u| s.type_name(u))
+                .collect::<Vec<_>>()
+                .join("`, `")
+        ),
         Ty::Switch(..) => "a switch value".into(),
         Ty::Opt(_) => "a conditional field".into(),
         Ty::Io => "a stream".into(),
@@ -95,8 +102,8 @@ pub fn param_ty(s: &Schema, k: &ParamKind) -> Ty {
         ParamKind::Bytes => Ty::Bytes,
         // An enum param of an unknown enum has been reported by the check stage.
         ParamKind::Enum(e) => e.id().map_or(Ty::Int, Ty::Enum),
-        ParamKind::User(t) => Ty::User(s.type_name(t).to_owned()),
-        ParamKind::AnyUser(ts) => Ty::AnyUser(ts.iter().map(|t| s.ty(*t).name.clone()).collect()),
+        ParamKind::User(t) => Ty::User(t.clone()),
+        ParamKind::AnyUser(ts) => Ty::AnyUser(ts.iter().map(|t| TypeRef::Id(*t)).collect()),
         ParamKind::List(inner) => Ty::List(Box::new(param_ty(s, inner))),
         ParamKind::Io => Ty::Io,
     }
@@ -170,7 +177,7 @@ pub enum Node {
         /// The value.
         of: Box<TExpr>,
         /// Its type.
-        type_name: String,
+        ty: TypeId,
         /// The field.
         field: String,
     },
@@ -179,7 +186,7 @@ pub enum Node {
         /// The value.
         of: Box<TExpr>,
         /// Its type.
-        type_name: String,
+        ty: TypeId,
         /// The instance.
         instance: String,
     },
@@ -444,6 +451,6 @@ pub fn type_assert(s: &Schema, e: &crate::expr::Expr) -> Result<TExpr, String> {
     typer.assert_mode = true;
     let scope = typer
         .value_scope(root)
-        .with("_root", Ty::User(root.name.clone()));
+        .with("_root", Ty::User(TypeRef::Id(root.id)));
     typer.ty(e, &scope).map_err(|(m, _)| m)
 }

@@ -94,8 +94,8 @@ pub(crate) fn fixed_size_of(s: &Schema, name: &str) -> Option<usize> {
 
 /// The fixed encoded size in bytes of field `fid` of type `tn` (`x._sizeof`): a number, a
 /// literal `size`, or a user type of fixed size, times a literal repeat count.
-pub(crate) fn fixed_field_size(s: &Schema, tn: &str, fid: &str) -> Option<usize> {
-    let f = s.type_named(tn)?.fields.iter().find(|f| f.id == fid)?;
+pub(crate) fn fixed_field_size(s: &Schema, tn: TypeId, fid: &str) -> Option<usize> {
+    let f = s.ty(tn).fields.iter().find(|f| f.id == fid)?;
     let b = field_bits(s, f, 0)?;
     (b % 8 == 0).then_some(b / 8)
 }
@@ -261,18 +261,16 @@ impl<'s> Typer<'s> {
         if attr == "_sizeof" {
             // `field._sizeof`: the static size of that field (its `size`, or its type's).
             let owner = match inner {
-                Expr::Name(n) if scope.get(n).is_some() => {
-                    Some((self.s.ty(self.cur_type).name.clone(), n.clone()))
-                }
+                Expr::Name(n) if scope.get(n).is_some() => Some((self.cur_type, n.clone())),
                 Expr::Attr(obj, m) => match self.ty(obj, scope)?.ty {
-                    Ty::User(tn) => Some((tn, m.clone())),
+                    Ty::User(TypeRef::Id(tn)) => Some((tn, m.clone())),
                     _ => None,
                 },
                 _ => None,
             };
             let size = owner
                 .as_ref()
-                .and_then(|(tn, fid)| fixed_field_size(self.s, tn, fid));
+                .and_then(|(tn, fid)| fixed_field_size(self.s, *tn, fid));
             return match size {
                 Some(v) => Ok(t(Ty::Int, Node::Size(v))),
                 None => bad(format!("unable to derive the sizeof of `{inner}`: it has no fixed size"), "`x._sizeof` needs a field of fixed size (a number, a literal `size`, or a type of fixed size)"),
@@ -311,9 +309,9 @@ impl<'s> Typer<'s> {
             // A test spec reads a member of a switch value without a cast: the first case
             // type that has it.
             let case = self
-                .switch_case_types(owner, fid)
+                .switch_case_types(*owner, *fid)
                 .into_iter()
-                .find(|tn| self.s.type_named(tn).is_some_and(|td| has_member(td, attr)));
+                .find(|tn| self.s.type_of(tn).is_some_and(|td| has_member(td, attr)));
             if let Some(tn) = case {
                 return self.member_of(v, &tn, attr);
             }
@@ -394,7 +392,7 @@ impl<'s> Typer<'s> {
         let mut parts = Vec::new();
         let mut elem: Option<Ty> = None;
         // User-type values: a list of "one of these types", whatever the mix.
-        let mut users: Vec<String> = Vec::new();
+        let mut users: Vec<TypeRef> = Vec::new();
         for x in items {
             let v = self.ty(x, scope)?;
             let Ty::User(u) = &v.ty else {
@@ -407,7 +405,7 @@ impl<'s> Typer<'s> {
             parts.push(v);
         }
         if !parts.is_empty() {
-            users.sort();
+            users.sort_by(|a, b| self.s.type_name(a).cmp(self.s.type_name(b)));
             return Ok(t(Ty::List(Box::new(Ty::AnyUser(users))), Node::List(parts)));
         }
         for x in items {
@@ -508,18 +506,11 @@ impl<'s> Typer<'s> {
     }
 
     /// The case types of switch field `fid` of type `owner`, in the order of their variants.
-    fn switch_case_types(&self, owner: &str, fid: &str) -> Vec<String> {
-        let Some(f) = self
-            .s
-            .type_named(owner)
-            .and_then(|t| t.fields.iter().find(|g| g.id == fid))
-        else {
+    fn switch_case_types(&self, owner: TypeId, fid: usize) -> Vec<TypeRef> {
+        let Some(f) = self.s.ty(owner).fields.get(fid) else {
             return Vec::new();
         };
         switch_types(f)
-            .iter()
-            .map(|r| self.s.type_name(r).to_owned())
-            .collect()
     }
 
     /// Whether `a` and `b` are the bodies of two switch fields of one type that have the same
@@ -529,16 +520,16 @@ impl<'s> Typer<'s> {
         let (Ty::Switch(ta, fa), Ty::Switch(tb, fb)) = (a, b) else {
             return false;
         };
-        let Some(t) = self.s.type_named(ta).filter(|_| ta == tb) else {
+        if ta != tb {
             return false;
-        };
-        let owner = |fid: &str| {
+        }
+        let t = self.s.ty(*ta);
+        let owner = |fid: usize| {
             t.fields
-                .iter()
-                .find(|g| g.id == fid)
+                .get(fid)
                 .map(|g| crate::shape::switch_enum_owner(t, g).id.clone())
         };
-        owner(fa).is_some() && owner(fa) == owner(fb)
+        owner(*fa).is_some() && owner(*fa) == owner(*fb)
     }
 
     /// `a.as<target>`.
@@ -578,7 +569,7 @@ impl<'s> Typer<'s> {
             (Ty::Bytes, "bytes") | (Ty::Str, "str") => true,
             (Ty::Int, t) => looks_like_number_type(t) && !t.starts_with('f'),
             (Ty::Float, "f4" | "f8") => true,
-            (Ty::User(tn), t) => match (self.s.type_named(tn), self.s.type_named(t)) {
+            (Ty::User(tn), t) => match (self.s.type_of(tn), self.s.type_named(t)) {
                 (Some(a), Some(b)) => std::ptr::eq(a, b),
                 _ => false,
             },
@@ -591,15 +582,12 @@ impl<'s> Typer<'s> {
             }
         }
         if let Ty::Switch(owner, fid) = &v.ty {
-            if self
-                .switch_case_types(owner, fid)
-                .iter()
-                .any(|tn| tn == target)
+            if let Some(tn) = self
+                .switch_case_types(*owner, *fid)
+                .into_iter()
+                .find(|tn| self.s.type_name(tn) == target)
             {
-                return Ok(t(
-                    Ty::User(target.to_owned()),
-                    Node::Cast(bx(v), target.to_owned()),
-                ));
+                return Ok(t(Ty::User(tn), Node::Cast(bx(v), target.to_owned())));
             }
         }
         if !same {
@@ -738,16 +726,20 @@ impl<'s> Typer<'s> {
 
     /// `value.member` where `value` is of user type `tn`: a stored field, a derived count or
     /// length, or a value instance.
-    fn member_of(&self, v: TExpr, tn: &str, attr: &str) -> R {
-        let Some(td) = self.s.type_named(tn) else {
-            return Err((format!("unknown type `{tn}`"), String::new()));
+    fn member_of(&self, v: TExpr, tn: &TypeRef, attr: &str) -> R {
+        let Some(td) = self.s.type_of(tn) else {
+            return Err((
+                format!("unknown type `{}`", self.s.type_name(tn)),
+                String::new(),
+            ));
         };
+        let tn = td.name.as_str();
         let member = |ty: Ty| {
             t(
                 ty,
                 Node::Member {
                     of: bx(v.clone()),
-                    type_name: tn.to_owned(),
+                    ty: td.id,
                     field: attr.to_owned(),
                 },
             )
@@ -810,7 +802,7 @@ impl<'s> Typer<'s> {
                 ty?,
                 Node::MemberInstance {
                     of: bx(v),
-                    type_name: tn.to_owned(),
+                    ty: td.id,
                     instance: attr.to_owned(),
                 },
             ));
@@ -992,7 +984,7 @@ impl<'s> Typer<'s> {
         let ty = if target == "bytes" {
             Ty::Bytes
         } else {
-            Ty::User(self.type_by_path(target)?.name.clone())
+            Ty::User(TypeRef::Id(self.type_by_path(target)?.id))
         };
         // The node keeps the target as written: a value's type is checked by its last
         // segment, the schema name.
@@ -1085,15 +1077,17 @@ fn field_ty_present(s: &Schema, f: &Field) -> Ty {
         FieldKind::Float { .. } => Ty::Float,
         FieldKind::Bytes(_) | FieldKind::Contents(_) => Ty::Bytes,
         FieldKind::Str { .. } => Ty::Str,
-        FieldKind::User { ty: name, .. } => Ty::User(s.type_name(name).to_owned()),
+        FieldKind::User { ty: name, .. } => Ty::User(name.clone()),
         FieldKind::Switch { .. } => {
-            let owner = s
-                .types
-                .iter()
-                .find(|t| t.fields.iter().any(|g| g.key_path == f.key_path))
-                .map(|t| t.name.clone())
-                .unwrap_or_default();
-            Ty::Switch(owner, f.id.clone())
+            let owner = s.types.iter().find_map(|t| {
+                let i = t.fields.iter().position(|g| g.key_path == f.key_path)?;
+                Some((t.id, i))
+            });
+            match owner {
+                Some((t, i)) => Ty::Switch(t, i),
+                // Every switch field belongs to a type of the schema.
+                None => Ty::AnyStruct,
+            }
         }
     };
     match f.repeat {
@@ -1108,7 +1102,7 @@ pub(crate) fn number_switch_ty(s: &Schema, ty: &Ty) -> Option<Ty> {
     let Ty::Switch(owner, fid) = ty else {
         return None;
     };
-    let f = s.type_named(owner)?.fields.iter().find(|g| &g.id == fid)?;
+    let f = s.ty(*owner).fields.get(*fid)?;
     let FieldKind::Switch { cases, default, .. } = &f.kind else {
         return None;
     };

@@ -34,12 +34,12 @@ pub(super) fn walk(s: &Schema, opts: &crate::Options) -> (TypedSchema, Vec<Diag>
 
 /// The fields reading type `tn` without a size (where it has no stream of its own), outside
 /// processed fields.
-pub(crate) fn unsized_readers<'s>(s: &'s Schema, tn: &str) -> Vec<&'s Field> {
+pub(crate) fn unsized_readers<'s>(s: &'s Schema, tn: &TypeRef) -> Vec<&'s Field> {
     let mut out = Vec::new();
     for t in &s.types {
         for f in &t.fields {
             let (reads, sized) = match &f.kind {
-                FieldKind::User { ty: name, size } => (s.type_name(name) == tn, size.is_some()),
+                FieldKind::User { ty: name, size } => (name == tn, size.is_some()),
                 FieldKind::Switch {
                     cases,
                     default,
@@ -50,7 +50,7 @@ pub(crate) fn unsized_readers<'s>(s: &'s Schema, tn: &str) -> Vec<&'s Field> {
                         .iter()
                         .map(|(_, n)| n)
                         .chain(default.iter())
-                        .any(|n| s.type_name(n) == tn),
+                        .any(|n| n == tn),
                     size.is_some(),
                 ),
                 _ => (false, false),
@@ -412,7 +412,7 @@ impl TypeWalk<'_, '_> {
         };
         if let Some(g) = unsized_readers(self.s, &tn).first() {
             let at = format!("{}:{}:{}", self.s.file, g.pos.line, g.pos.col);
-            let msg = format!("`io: {}._io`: `{tn}` is also read without a `size` (`{}`, {at}), where it has no stream of its own", io.src, g.key_path);
+            let msg = format!("`io: {}._io`: `{}` is also read without a `size` (`{}`, {at}), where it has no stream of its own", io.src, self.s.type_name(&tn), g.key_path);
             self.err(
                 io.pos,
                 &kp,
