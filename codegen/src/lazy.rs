@@ -85,7 +85,7 @@ fn value_only(
             .is_some_and(|at| matches!(at.pos.expr, Expr::Int(_)));
     let types = read_types(f);
     let back = types.iter().any(|n| *n != t.id && reaches(s, *n, t.id));
-    !back && (literal || !types.iter().any(|n| *n == t.id))
+    !back && (literal || !types.contains(&t.id))
 }
 
 /// Whether reading type `from` reads type `to` (through fields and positional instances).

@@ -1499,7 +1499,7 @@ impl<'a> Emitter<'a> {
     fn not_in_enum(&self, en: &str, x: &str, unsigned: bool) -> String {
         let vals: Option<Vec<i128>> = self
             .s
-            .enum_named(&en)
+            .enum_named(en)
             .map(|e| e.values.iter().map(|v| v.value).collect());
         if let Some(mut vals) = vals {
             vals.sort_unstable();

@@ -93,7 +93,7 @@ pub fn ty_name(s: &Schema, t: &Ty) -> String {
 }
 
 /// The type in expressions of a param of kind `k` (not optional).
-pub fn param_ty(s: &Schema, k: &ParamKind) -> Ty {
+pub fn param_ty(k: &ParamKind) -> Ty {
     match k {
         ParamKind::Int => Ty::Int,
         ParamKind::Bool | ParamKind::Struct => Ty::Bool,
@@ -104,7 +104,7 @@ pub fn param_ty(s: &Schema, k: &ParamKind) -> Ty {
         ParamKind::Enum(e) => e.id().map_or(Ty::Int, Ty::Enum),
         ParamKind::User(t) => Ty::User(t.clone()),
         ParamKind::AnyUser(ts) => Ty::AnyUser(ts.iter().map(|t| TypeRef::Id(*t)).collect()),
-        ParamKind::List(inner) => Ty::List(Box::new(param_ty(s, inner))),
+        ParamKind::List(inner) => Ty::List(Box::new(param_ty(inner))),
         ParamKind::Io => Ty::Io,
     }
 }

@@ -777,7 +777,7 @@ impl<'s> Typer<'s> {
             });
         }
         if let Some(p) = td.params.iter().find(|p| self.assert_mode && p.id == attr) {
-            return Ok(member(param_ty(self.s, &p.kind)));
+            return Ok(member(param_ty(&p.kind)));
         }
         if let Some(i) = td.instances.iter().find(|i| i.id == attr) {
             if i.cond.is_some() && !self.assert_mode {
@@ -818,7 +818,7 @@ impl<'s> Typer<'s> {
     pub fn value_scope(&self, t: &TypeDef) -> Scope {
         let mut scope = Scope::new(Side::Value);
         for p in &t.params {
-            let ty = param_ty(self.s, &p.kind);
+            let ty = param_ty(&p.kind);
             let ty = if p.optional {
                 Ty::Opt(Box::new(ty))
             } else {

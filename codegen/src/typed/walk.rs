@@ -225,7 +225,7 @@ impl TypeWalk<'_, '_> {
                     "rename the param or the member",
                 );
             }
-            let ty = param_ty(self.s, &p.kind);
+            let ty = param_ty(&p.kind);
             let ty = if p.optional {
                 Ty::Opt(Box::new(ty))
             } else {
@@ -716,7 +716,7 @@ impl TypeWalk<'_, '_> {
                 continue;
             }
             let ty = self.expr(a, scope, &format!("{kp}.type"))?;
-            let want = param_ty(self.s, &p.kind);
+            let want = param_ty(&p.kind);
             if !(ty == want || (want == Ty::Float && ty == Ty::Int)) {
                 let what = match &p.context {
                     Some(c) => {
@@ -886,7 +886,7 @@ impl TypeWalk<'_, '_> {
     fn method_scope(&self) -> Scope {
         let mut scope = Scope::new(Side::Value);
         for p in &self.t.params {
-            let ty = param_ty(self.s, &p.kind);
+            let ty = param_ty(&p.kind);
             let ty = if p.optional {
                 Ty::Opt(Box::new(ty))
             } else {
