@@ -35,7 +35,7 @@ pub(crate) fn names_and_refs(s: &Schema) -> Vec<Diag> {
 /// an `if` or a positional instance read on first use in between, a `-sp-sum-of` that cannot
 /// be derived, the Rust paths
 /// of opaque types in `opts`.
-pub(crate) fn layout(s: &Schema, opts: &crate::Options) -> (HashMap<String, usize>, Vec<Diag>) {
+pub(crate) fn layout(s: &Schema, opts: &crate::Options) -> (HashMap<TypeId, usize>, Vec<Diag>) {
     let mut c = Checker {
         s,
         diags: Vec::new(),
@@ -44,7 +44,7 @@ pub(crate) fn layout(s: &Schema, opts: &crate::Options) -> (HashMap<String, usiz
     let lazy = s
         .types
         .iter()
-        .map(|t| (t.name.clone(), crate::lazy::lazy_instances(s, t, &refs)))
+        .map(|t| (t.id, crate::lazy::lazy_instances(s, t, &refs)))
         .filter(|(_, l)| !l.is_empty())
         .collect();
     let (lens, cycles) = crate::sizes::min_lens_skipping(s, &lazy);
@@ -93,8 +93,8 @@ impl Checker<'_> {
                 if f.process.is_none() && f.term.is_none() {
                     continue;
                 }
-                let names: Vec<&String> = match &f.kind {
-                    FieldKind::User { name, .. } => vec![name],
+                let names: Vec<&TypeRef> = match &f.kind {
+                    FieldKind::User { ty: name, .. } => vec![name],
                     FieldKind::Switch { cases, default, .. } => {
                         cases.iter().map(|(_, n)| n).chain(default).collect()
                     }
@@ -137,7 +137,8 @@ impl Checker<'_> {
                     k = inner;
                 }
                 if let ParamKind::User(n) = k {
-                    if self.s.type_def(n).is_none() {
+                    if self.s.type_of(n).is_none() {
+                        let n = self.s.type_name(n);
                         self.err(
                             p.pos,
                             &format!("{}params", if t.key_path.is_empty() { String::new() } else { format!("{}.", t.key_path) }),
@@ -174,17 +175,17 @@ impl Checker<'_> {
         for t in &self.s.types {
             for f in &t.fields {
                 // `params`: only a plain user-type field passes arguments today.
-                let has_params = |n: &str| {
+                let has_params = |n: &TypeRef| {
                     self.s
-                        .type_def(n)
+                        .type_of(n)
                         .is_some_and(|d| d.params.iter().any(|p| p.context.is_none()))
                 };
                 let problem = match &f.kind {
-                    FieldKind::User { name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
+                    FieldKind::User { ty: name, .. } if has_params(name) && (f.process.is_some() || f.term.is_some()) => Some("a type with `params` cannot be read through `process` or a terminator yet".to_owned()),
                     FieldKind::User { .. } if f.args.is_empty() => None,
-                    FieldKind::User { name, .. } if self.s.opaque.contains(name) && (f.process.is_some() || f.term.is_some()) => Some("an opaque type given arguments cannot be read through `process` or a terminator yet".to_owned()),
-                    FieldKind::User { name, .. } if self.s.opaque.contains(name) => None,
-                    FieldKind::User { name, .. } if !has_params(name) => Some(format!("type `{name}` has no `params`, so it takes no arguments")),
+                    FieldKind::User { ty: name, .. } if self.s.is_opaque(name) && (f.process.is_some() || f.term.is_some()) => Some("an opaque type given arguments cannot be read through `process` or a terminator yet".to_owned()),
+                    FieldKind::User { ty: name, .. } if self.s.is_opaque(name) => None,
+                    FieldKind::User { ty: name, .. } if !has_params(name) => Some(format!("type `{}` has no `params`, so it takes no arguments", self.s.type_name(name))),
                     FieldKind::Switch { .. } if f.switch_args.iter().any(|(n, _)| !has_params(n)) => Some("a case type without `params` takes no arguments".to_owned()),
                     FieldKind::User { .. } => None,
                     _ if !f.args.is_empty() => Some("only user types take arguments".to_owned()),
@@ -195,7 +196,7 @@ impl Checker<'_> {
                 }
                 let mut names = Vec::new();
                 match &f.kind {
-                    FieldKind::User { name, .. } => names.push(name.clone()),
+                    FieldKind::User { ty: name, .. } => names.push(name.clone()),
                     FieldKind::Switch { cases, default, .. } => {
                         names.extend(cases.iter().map(|(_, n)| n.clone()));
                         names.extend(default.clone());
@@ -204,11 +205,11 @@ impl Checker<'_> {
                         enum_name: Some(e),
                         width,
                         ..
-                    } => match self.s.enum_def(e) {
+                    } => match self.s.enum_of(e) {
                         None => self.err(
                             f.pos_of("enum"),
                             &format!("{}.enum", f.key_path),
-                            format!("unknown enum `{e}`"),
+                            format!("unknown enum `{}`", self.s.enum_name(e)),
                             hint_names("enums", self.s.enums.iter().map(|e| e.name.as_str())),
                         ),
                         Some(def) => {
@@ -231,11 +232,11 @@ impl Checker<'_> {
                         bytes,
                         signed,
                         ..
-                    } => match self.s.enum_def(e) {
+                    } => match self.s.enum_of(e) {
                         None => self.err(
                             f.pos_of("enum"),
                             &format!("{}.enum", f.key_path),
-                            format!("unknown enum `{e}`"),
+                            format!("unknown enum `{}`", self.s.enum_name(e)),
                             hint_names("enums", self.s.enums.iter().map(|e| e.name.as_str())),
                         ),
                         Some(def) => {
@@ -252,20 +253,24 @@ impl Checker<'_> {
                     },
                     _ => {}
                 }
-                for n in names {
+                for r in names {
+                    // A name no type defines (an id is a type of the schema).
+                    let TypeRef::Named(n) = r else {
+                        continue;
+                    };
                     if matches!(f.kind, FieldKind::Switch { .. }) && case_builtin(&n) {
                         continue;
                     }
-                    if self.s.type_def(&n).is_none() && looks_like_number_type(&n) {
+                    if looks_like_number_type(&n) {
                         self.err(
                             f.pos_of("type"),
                             &format!("{}.type", f.key_path),
                             format!("`{n}` is not a KS number type"),
                             "number types are u1 u2 u4 u8, s1 s2 s4 s8, f4 f8, with an optional le/be suffix (or define a type of that name under `types`)",
                         );
-                    } else if self.s.type_def(&n).is_none() && self.s.opaque.contains(&n) {
+                    } else if self.s.opaque.contains(&n) {
                         // An opaque (external) type: `crate::process` gives its path.
-                    } else if self.s.type_def(&n).is_none() {
+                    } else {
                         // Types as a reference from the top level spells them.
                         let paths: Vec<String> = self
                             .s
@@ -316,7 +321,11 @@ impl Checker<'_> {
                 }
                 if let FieldKind::Switch { cases, .. } = &f.kind {
                     if has_no_case(f) {
-                        if let Some((_, tn)) = cases.iter().find(|(_, tn)| camel(tn) == "NoCase") {
+                        if let Some(tn) = cases
+                            .iter()
+                            .map(|(_, tn)| self.s.type_name(tn))
+                            .find(|tn| camel(tn) == "NoCase")
+                        {
                             self.err(
                                 f.pos_of("type"),
                                 &format!("{}.type", f.key_path),

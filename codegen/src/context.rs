@@ -68,7 +68,7 @@ fn chain_of(e: &Expr, s: &Schema, heads: &[String]) -> Option<Chain> {
                 steps.push(a.clone());
                 cur = inner;
             }
-            Expr::Cast(inner, t) if s.type_def(t).is_some() && !steps.is_empty() => cur = inner,
+            Expr::Cast(inner, t) if s.type_named(t).is_some() && !steps.is_empty() => cur = inner,
             Expr::Name(n) if (n == "_parent" || n == "_root") && !steps.is_empty() => {
                 steps.reverse();
                 return Some(Chain {
@@ -225,15 +225,16 @@ pub(crate) fn type_exprs(t: &mut TypeDef) -> Vec<(&mut SrcExpr, String)> {
     out
 }
 
-/// The user types a field reads (its type, or each case type of a switch once).
-fn read_types(f: &Field) -> Vec<String> {
+/// The user types of the schema a field reads (its type, or each case type of a switch
+/// once; not a name no type defines).
+fn read_types(f: &Field) -> Vec<TypeId> {
     match &f.kind {
-        FieldKind::User { name, .. } => vec![name.clone()],
+        FieldKind::User { ty: name, .. } => name.id().into_iter().collect(),
         FieldKind::Switch { cases, default, .. } => {
-            let mut v: Vec<String> = Vec::new();
+            let mut v: Vec<TypeId> = Vec::new();
             for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
-                if !v.contains(n) {
-                    v.push(n.clone());
+                if let Some(i) = n.id().filter(|i| !v.contains(i)) {
+                    v.push(i);
                 }
             }
             v
@@ -316,23 +317,12 @@ fn param_id(c: &Chain, t: &TypeDef) -> String {
     id
 }
 
-/// The strongly connected components of the graph `reads` (type name -> the type names its
-/// fields read; names that are no type have no edges): each node's component number. Two
-/// passes of an iterative depth-first search (Kosaraju's), so the cost is linear in the
-/// graph and no schema can exhaust the stack.
-fn components(reads: &HashMap<String, Vec<String>>) -> HashMap<&str, usize> {
-    let mut nodes: Vec<&str> = reads.keys().map(String::as_str).collect();
-    nodes.sort_unstable();
-    let index: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (*n, i)).collect();
-    let edges: Vec<Vec<usize>> = nodes
-        .iter()
-        .map(|n| {
-            reads[*n]
-                .iter()
-                .filter_map(|m| index.get(m.as_str()).copied())
-                .collect()
-        })
-        .collect();
+/// The strongly connected components of the graph `edges` (type index -> the indices of the
+/// types its fields read): each node's component number. Two passes of an iterative
+/// depth-first search (Kosaraju's), so the cost is linear in the graph and no schema can
+/// exhaust the stack.
+fn components(edges: &[Vec<usize>]) -> Vec<usize> {
+    let nodes = edges;
     let mut back: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
     for (a, out) in edges.iter().enumerate() {
         for &b in out {
@@ -380,7 +370,7 @@ fn components(reads: &HashMap<String, Vec<String>>) -> HashMap<&str, usize> {
         }
         count += 1;
     }
-    nodes.into_iter().zip(comp).collect()
+    comp
 }
 
 /// Lowers `_parent` / `_root` paths to context params and gives `struct` params their type.
@@ -410,26 +400,17 @@ fn forward_streams(s: &mut Schema) {
     if s.types.is_empty() {
         return;
     }
-    let index: HashMap<String, usize> = s
-        .types
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.clone(), i))
-        .collect();
     // The types read (directly or not) by each root field.
     let reached: Vec<std::collections::HashSet<usize>> = s.types[0]
         .fields
         .iter()
         .map(|f| {
             let mut seen = std::collections::HashSet::new();
-            let mut todo: Vec<usize> = read_types(f)
-                .iter()
-                .filter_map(|n| index.get(n).copied())
-                .collect();
+            let mut todo: Vec<usize> = read_types(f).iter().map(|n| n.0 as usize).collect();
             while let Some(k) = todo.pop() {
                 if seen.insert(k) {
                     for g in &s.types[k].fields {
-                        todo.extend(read_types(g).iter().filter_map(|n| index.get(n).copied()));
+                        todo.extend(read_types(g).iter().map(|n| n.0 as usize));
                     }
                 }
             }
@@ -485,7 +466,7 @@ struct Heads {
     /// Per type: its params that stand for a reader's `_root` or `_parent`.
     per_type: Vec<Vec<String>>,
     /// (reading type, reading field, read type, param) -> `_root` or `_parent`, as given.
-    site: HashMap<(usize, usize, String, String), Expr>,
+    site: HashMap<(usize, usize, TypeId, String), Expr>,
 }
 
 /// Finds the user-type (or `struct`) params that every field reading their type gives
@@ -500,7 +481,7 @@ fn whole_context_params(s: &mut Schema) -> Heads {
         site: HashMap::new(),
     };
     for ci in 0..s.types.len() {
-        let tn = s.types[ci].name.clone();
+        let tn = TypeId(ci as u32);
         // Readers through a switch give arguments per case; those keep the param.
         let switched = s
             .types
@@ -519,7 +500,8 @@ fn whole_context_params(s: &mut Schema) -> Heads {
                 p.context.is_none() && matches!(p.kind, ParamKind::User(_) | ParamKind::Struct);
             for (pi, t) in s.types.iter().enumerate() {
                 for (fi, f) in t.fields.iter().enumerate() {
-                    if matches!(&f.kind, FieldKind::User { name, .. } if *name == tn) {
+                    if matches!(&f.kind, FieldKind::User { ty: name, .. } if name.id() == Some(tn))
+                    {
                         match f.args.get(j) {
                             Some(a) if whole(&a.expr) => sites.push((pi, fi, a.expr.clone())),
                             _ => all = false,
@@ -534,7 +516,7 @@ fn whole_context_params(s: &mut Schema) -> Heads {
             let id = s.types[ci].params.remove(j).id;
             for (pi, fi, e) in sites {
                 s.types[pi].fields[fi].args.remove(j);
-                heads.site.insert((pi, fi, tn.clone(), id.clone()), e);
+                heads.site.insert((pi, fi, tn, id.clone()), e);
             }
             heads.per_type[ci].push(id);
         }
@@ -548,13 +530,15 @@ fn mark_opaque(s: &mut Schema) {
     // Opaque types (`ks-opaque-types: true`): names no type defines. Such a field is read
     // with statepack's strict sized rule (the external type keeps no unread tail).
     if s.opaque_types {
-        let defined: std::collections::HashSet<String> =
-            s.types.iter().map(|t| t.name.clone()).collect();
         let mut opaque = Vec::new();
         for t in &mut s.types {
             for f in &mut t.fields {
-                if let FieldKind::User { name, .. } = &f.kind {
-                    if !defined.contains(name) && !crate::num_type::looks_like_number_type(name) {
+                if let FieldKind::User {
+                    ty: TypeRef::Named(name),
+                    ..
+                } = &f.kind
+                {
+                    if !crate::num_type::looks_like_number_type(name) {
                         if !opaque.contains(name) {
                             opaque.push(name.clone());
                         }
@@ -571,28 +555,26 @@ fn mark_opaque(s: &mut Schema) {
 /// holds one value).
 fn mark_recursive(s: &mut Schema) {
     // Recursive types: a field reading a type that leads back to the field's own type.
-    let reads: HashMap<String, Vec<String>> = s
+    let reads: Vec<Vec<usize>> = s
         .types
         .iter()
         .map(|t| {
-            (
-                t.name.clone(),
-                t.fields.iter().flat_map(read_types).collect::<Vec<_>>(),
-            )
+            t.fields
+                .iter()
+                .flat_map(read_types)
+                .map(|n| n.0 as usize)
+                .collect::<Vec<_>>()
         })
         .collect();
     // A read type leads back to the reading type exactly when both lie in one strongly
     // connected component of the "reads" graph (the reading type reads it directly).
     let component = components(&reads);
-    for t in &mut s.types {
-        let tname = t.name.clone();
-        let own = component.get(tname.as_str()).copied();
+    for (ti, t) in s.types.iter_mut().enumerate() {
+        let own = component[ti];
         for f in &mut t.fields {
-            let rec: Vec<String> = read_types(f)
+            let rec: Vec<TypeId> = read_types(f)
                 .into_iter()
-                .filter(|n| {
-                    *n == tname || (own.is_some() && component.get(n.as_str()).copied() == own)
-                })
+                .filter(|n| n.0 as usize == ti || component[n.0 as usize] == own)
                 .collect();
             if !rec.is_empty() && matches!(f.kind, FieldKind::User { .. }) {
                 f.boxed = true;
@@ -624,7 +606,7 @@ fn context_chains(
                     t.file == s.types[ri].file
                         && t.fields
                             .iter()
-                            .any(|f| read_types(f).contains(&s.types[ri].name))
+                            .any(|f| read_types(f).contains(&TypeId(ri as u32)))
                 })
         })
         .collect();
@@ -728,9 +710,7 @@ fn context_chains(
         for pi in 0..s.types.len() {
             for fi in 0..s.types[pi].fields.len() {
                 for tn in read_types(&s.types[pi].fields[fi]) {
-                    let Some(ci) = s.types.iter().position(|t| t.name == tn) else {
-                        continue;
-                    };
+                    let ci = tn.0 as usize;
                     let f = &s.types[pi].fields[fi];
                     let done = f
                         .ctx_args
@@ -755,7 +735,7 @@ fn context_chains(
                             let arg = match &c.arg {
                                 Some(p) => heads
                                     .site
-                                    .get(&(pi, fi, tn.clone(), p.clone()))
+                                    .get(&(pi, fi, tn, p.clone()))
                                     .map(|h| attr_chain(h.clone(), &c.steps)),
                                 None => site_arg(c, f, reader_is_root),
                             };
@@ -773,7 +753,7 @@ fn context_chains(
                     let f = &mut s.types[pi].fields[fi];
                     match f.ctx_args.iter_mut().find(|(n, _)| *n == tn) {
                         Some((_, a)) => a.extend(todo),
-                        None => f.ctx_args.push((tn.clone(), todo)),
+                        None => f.ctx_args.push((tn, todo)),
                     }
                 }
             }
@@ -804,7 +784,7 @@ fn context_param_types(
             let mut other_files = 0usize;
             for (pi, p) in s.types.iter().enumerate() {
                 for (fi, f) in p.fields.iter().enumerate() {
-                    let Some((_, args)) = f.ctx_args.iter().find(|(n, _)| *n == s.types[ci].name)
+                    let Some((_, args)) = f.ctx_args.iter().find(|(n, _)| n.0 as usize == ci)
                     else {
                         continue;
                     };
@@ -822,7 +802,7 @@ fn context_param_types(
                             Some((k0, at)) if *k0 != k => {
                                 diags.push(Diag::new(&file, u.pos, &u.key_path, format!(
                                     "`{}` in `{}` is {} where `{}` reads it but {} where {} reads it",
-                                    c.text(), s.types[ci].schema_name, kind_text(&k), f.key_path, kind_text(k0), at
+                                    c.text(), s.types[ci].schema_name, kind_text(s, &k), f.key_path, kind_text(s, k0), at
                                 ), "read the type from places where the path has one type"));
                             }
                             Some(_) => {}
@@ -909,7 +889,7 @@ fn struct_param_types(
             let mut found: Option<ParamKind> = None;
             for (pi, p) in s.types.iter().enumerate() {
                 for (fi, f) in p.fields.iter().enumerate() {
-                    if !matches!(&f.kind, FieldKind::User { name, .. } if *name == s.types[ci].name)
+                    if !matches!(&f.kind, FieldKind::User { ty: name, .. } if name.id() == Some(TypeId(ci as u32)))
                     {
                         continue;
                     }
@@ -920,7 +900,7 @@ fn struct_param_types(
                                 && matches!(k, ParamKind::User(_) | ParamKind::List(_)) =>
                         {
                             if found.as_ref().is_some_and(|f0| *f0 != k) {
-                                diags.push(Diag::new(&file, a.pos, &format!("{}.type", f.key_path), format!("`struct` param `{}` of `{}` is given {} here and {} elsewhere", s.types[ci].params[j].id, s.types[ci].schema_name, kind_text(&k), kind_text(found.as_ref().unwrap_or(&k))), "statepack gives a `struct` param one user type: pass values of one type"));
+                                diags.push(Diag::new(&file, a.pos, &format!("{}.type", f.key_path), format!("`struct` param `{}` of `{}` is given {} here and {} elsewhere", s.types[ci].params[j].id, s.types[ci].schema_name, kind_text(s, &k), kind_text(s, found.as_ref().unwrap_or(&k))), "statepack gives a `struct` param one user type: pass values of one type"));
                             }
                             found = Some(k);
                         }
@@ -931,7 +911,7 @@ fn struct_param_types(
                             format!(
                                 "argument `{}` is {} but param `{}` is a `struct`",
                                 a.src,
-                                kind_text(&k),
+                                kind_text(s, &k),
                                 s.types[ci].params[j].id
                             ),
                             "pass a user type value",
@@ -964,7 +944,9 @@ fn struct_param_types(
                         // Never given, but cast to one user type (`p.as<t>`): Kaitai reads it
                         // as any user type, and every use sees it as that one.
                         [t] if !matches!(p.kind, ParamKind::List(_)) => {
-                            s.types[ci].params[j].kind = ParamKind::User(t.clone());
+                            // A unique name (resolve made it one), or a name no type has.
+                            let r = s.names.type_id(t).map_or_else(|| TypeRef::Named(t.clone()), TypeRef::Id);
+                            s.types[ci].params[j].kind = ParamKind::User(r);
                         }
                         [] => diags.push(Diag::new(&file, p.pos, &kp, format!("`struct` param `{}` of `{}` is never given nor cast to a user type (`{}.as<t>`), so its type is unknown", p.id, s.types[ci].schema_name, p.id), "read the type from a field that passes a user type value, or name the type instead of `struct`")),
                         ts => diags.push(Diag::new(&file, p.pos, &kp, format!("`struct` param `{}` of `{}` is never given, and is cast to {} user types ({}), so its type is unknown", p.id, s.types[ci].schema_name, ts.len(), ts.join(", ")), "name the type instead of `struct`, or read the type from a field that passes a user type value")),
@@ -993,18 +975,24 @@ fn cast_types(t: &TypeDef, id: &str) -> Vec<String> {
 }
 
 /// Words for a param kind in messages.
-fn kind_text(k: &ParamKind) -> String {
+fn kind_text(s: &Schema, k: &ParamKind) -> String {
     match k {
         ParamKind::Int => "an integer".into(),
         ParamKind::Bool => "a condition".into(),
         ParamKind::Float => "a float".into(),
         ParamKind::Str => "a string".into(),
         ParamKind::Bytes => "bytes".into(),
-        ParamKind::Enum(e) => format!("an `{e}`"),
-        ParamKind::User(t) => format!("a `{t}`"),
+        ParamKind::Enum(e) => format!("an `{}`", s.enum_name(e)),
+        ParamKind::User(t) => format!("a `{}`", s.type_name(t)),
         ParamKind::Struct => "a struct".into(),
-        ParamKind::AnyUser(ts) => format!("one of `{}`", ts.join("`, `")),
-        ParamKind::List(i) => format!("a list of {}", kind_text(i)),
+        ParamKind::AnyUser(ts) => format!(
+            "one of `{}`",
+            ts.iter()
+                .map(|t| s.ty(*t).name.as_str())
+                .collect::<Vec<_>>()
+                .join("`, `")
+        ),
+        ParamKind::List(i) => format!("a list of {}", kind_text(s, i)),
         ParamKind::Io => "a stream".into(),
     }
 }
@@ -1030,7 +1018,7 @@ fn field_kind(f: &Field) -> Result<ParamKind, String> {
             FieldKind::Float { .. } => ParamKind::Float,
             FieldKind::Bytes(_) | FieldKind::Contents(_) => ParamKind::Bytes,
             FieldKind::Str { .. } => ParamKind::Str,
-            FieldKind::User { name, .. } => ParamKind::User(name.clone()),
+            FieldKind::User { ty: name, .. } => ParamKind::User(name.clone()),
             FieldKind::Switch { .. } => {
                 return Err(format!(
                     "`{}` is a switch, which cannot be passed down yet",
@@ -1107,7 +1095,8 @@ fn kind_of(
                 ));
                 'sites: for (pi, pt) in s.types.iter().enumerate() {
                     for (fi, f) in pt.fields.iter().enumerate() {
-                        let Some((_, args)) = f.ctx_args.iter().find(|(x, _)| *x == t.name) else {
+                        let Some((_, args)) = f.ctx_args.iter().find(|(x, _)| x.0 as usize == ti)
+                        else {
                             continue;
                         };
                         if let Some(Some(a)) = args.get(j) {
@@ -1142,14 +1131,14 @@ fn kind_of(
                 ("to_s", _) => Ok(ParamKind::Str),
                 ("first" | "last", ParamKind::List(i)) => Ok((**i).clone()),
                 (_, ParamKind::User(tn)) => {
-                    let Some(ui) = s.types.iter().position(|t| &t.name == tn) else {
-                        return Err(format!("unknown type `{tn}`"));
+                    let Some(ui) = tn.id().map(|i| i.0 as usize) else {
+                        return Err(format!("unknown type `{}`", s.type_name(tn)));
                     };
                     kind_of(s, ui, None, &Expr::Name(a.clone()), memo, depth + 1)
                 }
                 _ => Err(format!(
                     "`.{a}` cannot be used on {} in a path",
-                    kind_text(&k)
+                    kind_text(s, &k)
                 )),
             }
         }
@@ -1175,10 +1164,10 @@ fn kind_of(
         Expr::Ternary(_, a, _) => kind_of(s, ti, before, a, memo, depth + 1),
         // A list literal of user-type values: one of their types (as the typer says).
         Expr::List(items) if !items.is_empty() => {
-            let mut users: Vec<String> = Vec::new();
+            let mut users: Vec<TypeId> = Vec::new();
             for x in items {
                 match kind_of(s, ti, before, x, memo, depth + 1)? {
-                    ParamKind::User(u) => {
+                    ParamKind::User(TypeRef::Id(u)) => {
                         if !users.contains(&u) {
                             users.push(u);
                         }
@@ -1186,12 +1175,12 @@ fn kind_of(
                     k => {
                         return Err(format!(
                             "`{e}` lists {}; only lists of user-type values are passed as `struct`",
-                            kind_text(&k)
+                            kind_text(s, &k)
                         ))
                     }
                 }
             }
-            users.sort();
+            users.sort_by(|a, b| s.ty(*a).name.cmp(&s.ty(*b).name));
             Ok(ParamKind::List(Box::new(ParamKind::AnyUser(users))))
         }
         Expr::Float(_) => Ok(ParamKind::Float),

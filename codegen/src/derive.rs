@@ -70,11 +70,9 @@ pub(crate) fn counts_and_lengths(t: &TypeDef) -> HashMap<String, Derived> {
             // leaves of its size (see `emit::switch_tail`).
             FieldKind::Switch { cases, default, .. }
                 if !g.strict
-                    && cases
-                        .iter()
-                        .map(|(_, n)| n)
-                        .chain(default.iter())
-                        .any(|n| crate::num_type::case_builtin(n)) =>
+                    && cases.iter().map(|(_, n)| n).chain(default.iter()).any(
+                        |n| matches!(n, TypeRef::Named(n) if crate::num_type::case_builtin(n)),
+                    ) =>
             {
                 None
             }
@@ -180,8 +178,8 @@ fn sums(s: &Schema, t: &TypeDef, out: &mut HashMap<String, Derived>, diags: &mut
         };
         let lf = &t.fields[li];
         let elem_ok = match (&lf.kind, &lf.repeat, &lf.cond) {
-            (FieldKind::User { name, .. }, r, None) if !matches!(r, Repeat::None) => {
-                s.type_def(name).and_then(|et| {
+            (FieldKind::User { ty: name, .. }, r, None) if !matches!(r, Repeat::None) => {
+                s.type_of(name).and_then(|et| {
                     let x = et.fields.iter().find(|x| &x.id == field)?;
                     let plain = matches!(
                         x.kind,
@@ -509,7 +507,7 @@ fn plain_member(t: &TypeDef, m: &Field) -> bool {
 /// Member `m` of the user-type `seq` field `h` of `t`, with its byte offset in `h`'s bytes.
 fn member_of_holder(s: &Schema, t: &TypeDef, h: &str, m: &str) -> Option<(Field, usize)> {
     let hf = t.fields.iter().find(|g| g.id == h && g.at.is_none())?;
-    let FieldKind::User { name, .. } = &hf.kind else {
+    let FieldKind::User { ty: name, .. } = &hf.kind else {
         return None;
     };
     if hf.cond.is_some() || hf.process.is_some() || hf.term.is_some() {
@@ -518,7 +516,7 @@ fn member_of_holder(s: &Schema, t: &TypeDef, h: &str, m: &str) -> Option<(Field,
     if !matches!(hf.repeat, Repeat::None) {
         return None;
     }
-    let ht = s.type_def(name)?;
+    let ht = s.type_of(name)?;
     let i = ht.fields.iter().position(|g| g.id == m)?;
     let mf = &ht.fields[i];
     if !plain_member(ht, mf) || path_uses(ht).contains_key(m) {

@@ -33,21 +33,20 @@ pub(crate) const IS_LE: &str = "__is_le";
 /// reader that has no decided byte order to give.
 pub(crate) fn lower(s: &mut Schema) -> Vec<Diag> {
     let mut diags = Vec::new();
-    let inheriting: Vec<String> = s
+    let inheriting: Vec<TypeId> = s
         .types
         .iter()
         .filter(|t| t.endian_inherited)
-        .map(|t| t.name.clone())
+        .map(|t| t.id)
         .collect();
     if inheriting.is_empty() {
         return diags;
     }
     let file = s.file.clone();
-    let shown: std::collections::HashMap<String, String> = s
-        .types
-        .iter()
-        .map(|t| (t.name.clone(), t.schema_name.clone()))
-        .collect();
+    // Per type: its written name (for messages) and its unique name (the order of a
+    // switch's case types).
+    let shown: Vec<String> = s.types.iter().map(|t| t.schema_name.clone()).collect();
+    let names: Vec<String> = s.types.iter().map(|t| t.name.clone()).collect();
     let has_order: Vec<bool> = s
         .types
         .iter()
@@ -70,12 +69,16 @@ pub(crate) fn lower(s: &mut Schema) -> Vec<Diag> {
     }
     for (ti, t) in s.types.iter_mut().enumerate() {
         for f in &mut t.fields {
-            let read: Vec<String> = match &f.kind {
-                FieldKind::User { name, .. } => vec![name.clone()],
+            let read: Vec<TypeId> = match &f.kind {
+                FieldKind::User { ty: name, .. } => name.id().into_iter().collect(),
                 FieldKind::Switch { cases, default, .. } => {
-                    let mut v: Vec<String> = cases.iter().map(|(_, n)| n.clone()).collect();
-                    v.extend(default.clone());
-                    v.sort();
+                    let mut v: Vec<TypeId> = cases
+                        .iter()
+                        .map(|(_, n)| n)
+                        .chain(default.iter())
+                        .filter_map(TypeRef::id)
+                        .collect();
+                    v.sort_by(|a, b| names[a.0 as usize].cmp(&names[b.0 as usize]));
                     v.dedup();
                     v
                 }
@@ -87,7 +90,7 @@ pub(crate) fn lower(s: &mut Schema) -> Vec<Diag> {
                         &file,
                         f.pos_of("type"),
                         &format!("{}.type", f.key_path),
-                        format!("`{}` takes its byte order from the `meta.endian` switch of the type it is nested in, but `{}` reads it and has no decided byte order to give", shown.get(&tn).unwrap_or(&tn), t.schema_name),
+                        format!("`{}` takes its byte order from the `meta.endian` switch of the type it is nested in, but `{}` reads it and has no decided byte order to give", shown[tn.0 as usize], t.schema_name),
                         "read the type from inside the type whose `meta.endian` is a switch, or give it a `meta.endian` of its own",
                     ));
                     continue;

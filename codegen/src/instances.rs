@@ -382,19 +382,19 @@ pub(crate) fn type_uses_io(t: &crate::ir::TypeDef) -> bool {
     })
 }
 
-/// The first positional instance of the whole input (`io: _root._io`) in type `name` or a
+/// The first positional instance of the whole input (`io: _root._io`) in type `r` or a
 /// type it reads, as `(its key path, its position)`. Such an instance cannot be read inside
 /// a field whose bytes are transformed first (`process`, or a terminated user type): the
 /// reader of those bytes is a stream of its own, which does not reach the whole input.
 pub(crate) fn whole_io_under<'s>(
     s: &'s crate::ir::Schema,
-    name: &str,
-    seen: &mut HashSet<String>,
+    r: &crate::ir::TypeRef,
+    seen: &mut HashSet<crate::ir::TypeId>,
 ) -> Option<(&'s str, crate::diag::Pos)> {
-    if !seen.insert(name.to_owned()) {
+    let t = s.type_of(r)?;
+    if !seen.insert(t.id) {
         return None;
     }
-    let t = s.type_def(name)?;
     for f in &t.fields {
         if f.at.as_ref().is_some_and(|a| a.whole) {
             return Some((&f.key_path, f.pos));
@@ -402,7 +402,7 @@ pub(crate) fn whole_io_under<'s>(
     }
     for f in &t.fields {
         let found = match &f.kind {
-            crate::ir::FieldKind::User { name, .. } => whole_io_under(s, name, seen),
+            crate::ir::FieldKind::User { ty: name, .. } => whole_io_under(s, name, seen),
             crate::ir::FieldKind::Switch { cases, default, .. } => cases
                 .iter()
                 .map(|(_, c)| c)

@@ -4,6 +4,61 @@
 use crate::diag::Pos;
 use crate::expr::Expr;
 
+/// A user type of a schema: its index in [`Schema::types`] (see [`Schema::ty`]). Given by
+/// `crate::resolve`; types are never removed or reordered after it, so an id stays valid for
+/// the life of the schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TypeId(pub u32);
+
+/// An enum of a schema: its index in [`Schema::enums`] (see [`Schema::enm`]), stable as
+/// [`TypeId`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EnumId(pub u32);
+
+/// A reference to a user type. Lowering writes the name as written in the schema
+/// (`Named`, `outer::inner`); `crate::resolve` turns every name that means a type of the
+/// schema into its `Id`. A `Named` left after resolve is a name no type defines: an opaque
+/// type (`meta.ks-opaque-types: true`, its Rust path from the build's options) or an unknown
+/// type, which the check stage reports. Only lowering constructs `Named`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TypeRef {
+    /// A name not (yet) resolved.
+    Named(String),
+    /// A type of the schema.
+    Id(TypeId),
+}
+
+/// A reference to an enum, as [`TypeRef`] is to a type: `Named` (as written) until resolve,
+/// then `Id`; a `Named` left after resolve is an unknown enum, which the check stage
+/// reports.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum EnumRef {
+    /// A name not (yet) resolved.
+    Named(String),
+    /// An enum of the schema.
+    Id(EnumId),
+}
+
+impl TypeRef {
+    /// The type's id, or `None` for a name no type defines.
+    pub fn id(&self) -> Option<TypeId> {
+        match self {
+            TypeRef::Id(i) => Some(*i),
+            TypeRef::Named(_) => None,
+        }
+    }
+}
+
+impl EnumRef {
+    /// The enum's id, or `None` for a name no enum defines.
+    pub fn id(&self) -> Option<EnumId> {
+        match self {
+            EnumRef::Id(i) => Some(*i),
+            EnumRef::Named(_) => None,
+        }
+    }
+}
+
 /// Byte order of multi-byte numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endian {
@@ -63,11 +118,16 @@ pub struct Schema {
     pub opaque: Vec<String>,
     /// Warnings of this file and its imports: accepted, but worth a look (unknown encodings).
     pub warnings: Vec<crate::diag::Diag>,
+    /// Types and enums by unique name, built by `crate::resolve` (see
+    /// [`Schema::type_named`]).
+    pub names: NameIndex,
 }
 
 /// One user type (a `seq` of fields).
 #[derive(Debug, Clone)]
 pub struct TypeDef {
+    /// Its index in [`Schema::types`] (set by `crate::resolve`).
+    pub id: TypeId,
     /// Unique name in the schema (snake_case): the name as written for the root and
     /// top-level types, `<outer>_<name>` (made unique) for nested ones. Rust names come from
     /// it.
@@ -141,15 +201,15 @@ pub enum ParamKind {
     /// Bytes (`bytes`).
     Bytes,
     /// A value of this enum (`type: u1` + `enum: e`).
-    Enum(String),
+    Enum(EnumRef),
     /// A value of this user type (`type: block`), kept as a copy.
-    User(String),
+    User(TypeRef),
     /// `type: struct`: a value of some user type; the type is taken from the arguments
     /// given (every field passing it must give the same type) before emit.
     Struct,
-    /// A `struct` param given values of these user types (sorted, at least one): a copy of
-    /// one of them, which one is known when the value is (see `Ty::AnyStruct`).
-    AnyUser(Vec<String>),
+    /// A `struct` param given values of these user types (sorted by name, at least one): a
+    /// copy of one of them, which one is known when the value is (see `Ty::AnyStruct`).
+    AnyUser(Vec<TypeId>),
     /// A list of values (`type: u2[]`, `str[]`, `block[]`, `struct[]`).
     List(Box<ParamKind>),
     /// A stream (`type: io`): its position and size
@@ -174,12 +234,14 @@ pub struct Instance {
     /// `if`: the instance has a value only when this holds.
     pub cond: Option<SrcExpr>,
     /// `enum`: the integer value is seen as a value of this enum.
-    pub enum_name: Option<String>,
+    pub enum_name: Option<EnumRef>,
 }
 
 /// One enum.
 #[derive(Debug, Clone)]
 pub struct EnumDef {
+    /// Its index in [`Schema::enums`] (set by `crate::resolve`).
+    pub id: EnumId,
     /// Unique name in the schema (snake_case), as for [`TypeDef::name`].
     pub name: String,
     /// The name as written in the schema.
@@ -273,14 +335,14 @@ pub struct Field {
     /// as expressions over this type. Filled by `crate::context`, after the explicit
     /// `args`.
     /// `None` is an absent value (given where `parent: false` leaves no `_parent`).
-    pub ctx_args: Vec<(String, Vec<Option<SrcExpr>>)>,
+    pub ctx_args: Vec<(TypeId, Vec<Option<SrcExpr>>)>,
     /// Arguments written in a switch's cases (`cases: {1: block(3)}`), per case type (one
     /// list per type: a type named by several cases gets the same arguments).
-    pub switch_args: Vec<(String, Vec<SrcExpr>)>,
+    pub switch_args: Vec<(TypeRef, Vec<SrcExpr>)>,
     /// The user types this field reads that contain the field's own type again (recursive
     /// types): held in a `Box`, and read one nesting level deeper (bounded by
     /// `statepack_runtime::io::MAX_RECURSION`). Filled by `crate::context`.
-    pub recursive: Vec<String>,
+    pub recursive: Vec<TypeId>,
 }
 
 /// Where a positional instance is read: byte `pos` of its stream.
@@ -391,7 +453,7 @@ pub enum FieldKind {
         /// Byte order (after the meta default is applied).
         endian: Endian,
         /// `enum`, if any.
-        enum_name: Option<String>,
+        enum_name: Option<EnumRef>,
     },
     /// `b1`..`b64`: a bit field, most significant bit first (`bit-endian: be`) or least
     /// significant first (`le`).
@@ -404,7 +466,7 @@ pub enum FieldKind {
         /// `bit-endian: le`: least significant bit first.
         le: bool,
         /// `enum`, if any.
-        enum_name: Option<String>,
+        enum_name: Option<EnumRef>,
     },
     /// `f4`, `f8`.
     Float {
@@ -426,8 +488,8 @@ pub enum FieldKind {
     Contents(Vec<u8>),
     /// A user type, optionally in a sized substream.
     User {
-        /// The type's schema name.
-        name: String,
+        /// The type.
+        ty: TypeRef,
         /// `size`, if any.
         size: Option<Size>,
     },
@@ -437,10 +499,11 @@ pub enum FieldKind {
         on: SrcExpr,
         /// Case keys (literals, enum values, or any expression of the switch value's type,
         /// tested in order) and the type each selects: a user type, a number type
-        /// (`crate::num_type::case_number`), `str` or `strz`.
-        cases: Vec<(SrcExpr, String)>,
+        /// (`crate::num_type::case_number`), `str` or `strz` (the last three as names no
+        /// type defines).
+        cases: Vec<(SrcExpr, TypeRef)>,
         /// The `_` case, if any.
-        default: Option<String>,
+        default: Option<TypeRef>,
         /// `size`: the selected case is read in a substream of this many bytes.
         size: Option<Size>,
         /// The character set of the `str` and `strz` cases (the field's `encoding`, else
@@ -512,13 +575,222 @@ impl Field {
 }
 
 impl Schema {
-    /// The type with this schema name.
-    pub fn type_def(&self, name: &str) -> Option<&TypeDef> {
-        self.types.iter().find(|t| t.name == name)
+    /// The type `id` names.
+    pub fn ty(&self, id: TypeId) -> &TypeDef {
+        &self.types[id.0 as usize]
     }
 
-    /// The enum with this schema name.
-    pub fn enum_def(&self, name: &str) -> Option<&EnumDef> {
-        self.enums.iter().find(|e| e.name == name)
+    /// The enum `id` names.
+    pub fn enm(&self, id: EnumId) -> &EnumDef {
+        &self.enums[id.0 as usize]
+    }
+
+    /// The type `r` refers to, or `None` for a name no type defines (an opaque or unknown
+    /// type).
+    pub fn type_of(&self, r: &TypeRef) -> Option<&TypeDef> {
+        r.id().map(|i| self.ty(i))
+    }
+
+    /// The enum `r` refers to, or `None` for a name no enum defines.
+    pub fn enum_of(&self, r: &EnumRef) -> Option<&EnumDef> {
+        r.id().map(|i| self.enm(i))
+    }
+
+    /// Whether `r` is an opaque type: a name no type defines, listed in [`Schema::opaque`].
+    pub fn is_opaque(&self, r: &TypeRef) -> bool {
+        matches!(r, TypeRef::Named(n) if self.opaque.contains(n))
+    }
+
+    /// The unique name of the type `r` refers to ([`TypeDef::name`]), or the name as written
+    /// when no type defines it.
+    pub fn type_name<'a>(&'a self, r: &'a TypeRef) -> &'a str {
+        match r {
+            TypeRef::Id(i) => &self.ty(*i).name,
+            TypeRef::Named(n) => n,
+        }
+    }
+
+    /// The unique name of the enum `r` refers to ([`EnumDef::name`]), or the name as written
+    /// when no enum defines it.
+    pub fn enum_name<'a>(&'a self, r: &'a EnumRef) -> &'a str {
+        match r {
+            EnumRef::Id(i) => &self.enm(*i).name,
+            EnumRef::Named(n) => n,
+        }
+    }
+
+    /// The type with this unique name ([`TypeDef::name`]), through the index resolve builds
+    /// once. For names that arrive as text: in expressions (`.as<t>`, `sizeof<t>`, which
+    /// resolve has made unique names), in an assert over a decoded value, on the command
+    /// line. IR references are ids ([`TypeRef`]).
+    pub fn type_named(&self, name: &str) -> Option<&TypeDef> {
+        self.names.types.get(name).map(|&i| self.ty(i))
+    }
+
+    /// The enum with this unique name ([`EnumDef::name`]), as [`Schema::type_named`]
+    /// (`e::v` in expressions).
+    pub fn enum_named(&self, name: &str) -> Option<&EnumDef> {
+        self.names.enums.get(name).map(|&i| self.enm(i))
+    }
+
+    /// Numbers the types and enums ([`TypeDef::id`], [`EnumDef::id`]) and indexes their
+    /// unique names (the first of a name defined twice, which the check stage reports).
+    pub(crate) fn index_names(&mut self) {
+        self.names = NameIndex::default();
+        for (i, t) in self.types.iter_mut().enumerate() {
+            t.id = TypeId(i as u32);
+            self.names.types.entry(t.name.clone()).or_insert(t.id);
+        }
+        for (i, e) in self.enums.iter_mut().enumerate() {
+            e.id = EnumId(i as u32);
+            self.names.enums.entry(e.name.clone()).or_insert(e.id);
+        }
+    }
+}
+
+/// Types and enums by unique name (see [`Schema::type_named`]).
+#[derive(Debug, Clone, Default)]
+pub struct NameIndex {
+    types: std::collections::HashMap<String, TypeId>,
+    enums: std::collections::HashMap<String, EnumId>,
+}
+
+impl NameIndex {
+    /// The type with this unique name.
+    pub fn type_id(&self, name: &str) -> Option<TypeId> {
+        self.types.get(name).copied()
+    }
+
+    /// The enum with this unique name.
+    pub fn enum_id(&self, name: &str) -> Option<EnumId> {
+        self.enums.get(name).copied()
+    }
+}
+
+impl TypeDef {
+    /// Rewrites every type and enum reference of this type (field types, switch cases and
+    /// their arguments, params, `enum` keys) with `ty` and `en`, and the ids of its context
+    /// arguments, recursive types and `struct` params with `id`.
+    fn map_refs(
+        &mut self,
+        ty: &dyn Fn(&mut TypeRef),
+        en: &dyn Fn(&mut EnumRef),
+        id: &dyn Fn(TypeId) -> TypeId,
+    ) {
+        for f in &mut self.fields {
+            match &mut f.kind {
+                FieldKind::User { ty: r, .. } => ty(r),
+                FieldKind::Switch { cases, default, .. } => {
+                    cases.iter_mut().for_each(|(_, r)| ty(r));
+                    default.iter_mut().for_each(ty);
+                }
+                FieldKind::Int {
+                    enum_name: Some(r), ..
+                }
+                | FieldKind::Bits {
+                    enum_name: Some(r), ..
+                } => en(r),
+                _ => {}
+            }
+            f.switch_args.iter_mut().for_each(|(r, _)| ty(r));
+            f.ctx_args.iter_mut().for_each(|(i, _)| *i = id(*i));
+            f.recursive.iter_mut().for_each(|i| *i = id(*i));
+        }
+        for p in &mut self.params {
+            let mut k = &mut p.kind;
+            while let ParamKind::List(inner) = k {
+                k = inner;
+            }
+            match k {
+                ParamKind::User(r) => ty(r),
+                ParamKind::Enum(r) => en(r),
+                ParamKind::AnyUser(ts) => ts.iter_mut().for_each(|i| *i = id(*i)),
+                _ => {}
+            }
+        }
+        for i in &mut self.instances {
+            i.enum_name.iter_mut().for_each(en);
+        }
+    }
+}
+
+impl Schema {
+    /// Adds to this schema the types and enums of `other` whose unique names it does not
+    /// have, with `other`'s references renumbered (a reference to a name both have means
+    /// this schema's definition), then makes every name of this schema that no definition
+    /// had (an opaque type) refer to the added definition of that name. For tools that
+    /// read values of opaque types with their own schemas (the conformance runner's
+    /// asserts).
+    pub fn absorb(&mut self, other: Schema) {
+        let (t_base, e_base) = (self.types.len() as u32, self.enums.len() as u32);
+        let mut next = t_base;
+        let tmap: Vec<TypeId> = other
+            .types
+            .iter()
+            .map(|t| {
+                self.names.type_id(&t.name).unwrap_or_else(|| {
+                    next += 1;
+                    TypeId(next - 1)
+                })
+            })
+            .collect();
+        let mut next = e_base;
+        let emap: Vec<EnumId> = other
+            .enums
+            .iter()
+            .map(|e| {
+                self.names.enum_id(&e.name).unwrap_or_else(|| {
+                    next += 1;
+                    EnumId(next - 1)
+                })
+            })
+            .collect();
+        for mut t in other.types {
+            if tmap[t.id.0 as usize].0 < t_base {
+                continue;
+            }
+            t.map_refs(
+                &|r| {
+                    if let TypeRef::Id(i) = r {
+                        *i = tmap[i.0 as usize];
+                    }
+                },
+                &|r| {
+                    if let EnumRef::Id(i) = r {
+                        *i = emap[i.0 as usize];
+                    }
+                },
+                &|i| tmap[i.0 as usize],
+            );
+            self.types.push(t);
+        }
+        for e in other.enums {
+            if emap[e.id.0 as usize].0 >= e_base {
+                self.enums.push(e);
+            }
+        }
+        self.index_names();
+        let names = self.names.clone();
+        for t in &mut self.types {
+            t.map_refs(
+                &|r| {
+                    if let Some(i) = match r {
+                        TypeRef::Named(n) => names.type_id(n),
+                        TypeRef::Id(_) => None,
+                    } {
+                        *r = TypeRef::Id(i);
+                    }
+                },
+                &|r| {
+                    if let Some(i) = match r {
+                        EnumRef::Named(n) => names.enum_id(n),
+                        EnumRef::Id(_) => None,
+                    } {
+                        *r = EnumRef::Id(i);
+                    }
+                },
+                &|i| i,
+            );
+        }
     }
 }

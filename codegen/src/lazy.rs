@@ -8,7 +8,7 @@
 
 use crate::expr::Expr;
 use crate::instances::{field_names, keeps_read_pos, names, uses_io, visit};
-use crate::ir::Field;
+use crate::ir::{Field, TypeId};
 use std::collections::HashSet;
 
 /// Every name and every member name (`b` of `a.b`) the expressions of the schema use,
@@ -76,23 +76,23 @@ fn value_only(
         f.at.as_ref()
             .is_some_and(|at| matches!(at.pos.expr, Expr::Int(_)));
     let types = read_types(f);
-    let back = types.iter().any(|n| *n != t.name && reaches(s, n, &t.name));
-    !back && (literal || !types.iter().any(|n| *n == t.name))
+    let back = types.iter().any(|n| *n != t.id && reaches(s, *n, t.id));
+    !back && (literal || !types.contains(&t.id))
 }
 
 /// Whether reading type `from` reads type `to` (through fields and positional instances).
-fn reaches(s: &crate::ir::Schema, from: &str, to: &str) -> bool {
-    let mut seen = HashSet::from([from.to_owned()]);
-    let mut todo = vec![from.to_owned()];
+fn reaches(s: &crate::ir::Schema, from: TypeId, to: TypeId) -> bool {
+    let mut seen = HashSet::from([from]);
+    let mut todo = vec![from];
     while let Some(n) = todo.pop() {
-        let Some(t) = s.type_def(&n) else { continue };
+        let t = s.ty(n);
         for f in &t.fields {
             for m in read_types(f) {
                 if m == to {
                     return true;
                 }
-                if seen.insert(m.to_owned()) {
-                    todo.push(m.to_owned());
+                if seen.insert(m) {
+                    todo.push(m);
                 }
             }
         }
@@ -174,14 +174,15 @@ pub(crate) fn read_captures(t: &crate::ir::TypeDef, f: &Field) -> Vec<String> {
         .collect()
 }
 
-/// The user types field `f` reads (its type, or its switch's case types).
-fn read_types(f: &Field) -> Vec<&str> {
+/// The user types of the schema field `f` reads (its type, or its switch's case types).
+fn read_types(f: &Field) -> Vec<TypeId> {
     match &f.kind {
-        crate::ir::FieldKind::User { name, .. } => vec![name.as_str()],
+        crate::ir::FieldKind::User { ty: name, .. } => name.id().into_iter().collect(),
         crate::ir::FieldKind::Switch { cases, default, .. } => cases
             .iter()
-            .map(|(_, c)| c.as_str())
-            .chain(default.iter().map(String::as_str))
+            .map(|(_, c)| c)
+            .chain(default.iter())
+            .filter_map(crate::ir::TypeRef::id)
             .collect(),
         _ => Vec::new(),
     }
@@ -215,12 +216,6 @@ pub(crate) fn hoist_for_paths(s: &mut crate::ir::Schema) {
     let roots: Vec<HashSet<String>> = s.types.iter().map(|t| path_members(t, "_root")).collect();
     let parents: Vec<HashSet<String>> =
         s.types.iter().map(|t| path_members(t, "_parent")).collect();
-    let index: std::collections::HashMap<String, usize> = s
-        .types
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.clone(), i))
-        .collect();
     // The types each type reads, directly or not (itself included).
     let reach: Vec<HashSet<usize>> = (0..s.types.len())
         .map(|i| {
@@ -229,10 +224,9 @@ pub(crate) fn hoist_for_paths(s: &mut crate::ir::Schema) {
             while let Some(k) = todo.pop() {
                 for f in &s.types[k].fields {
                     for n in read_types(f) {
-                        if let Some(&j) = index.get(n) {
-                            if seen.insert(j) {
-                                todo.push(j);
-                            }
+                        let j = n.0 as usize;
+                        if seen.insert(j) {
+                            todo.push(j);
                         }
                     }
                 }
@@ -250,13 +244,10 @@ pub(crate) fn hoist_for_paths(s: &mut crate::ir::Schema) {
             }
             // The first field before `p` that reads a type naming `p` by such a path.
             let first = t.fields[..pi].iter().position(|f| {
-                read_types(f)
-                    .iter()
-                    .filter_map(|n| index.get(*n))
-                    .any(|&j| {
-                        parents[j].contains(&p.id)
-                            || (ti == 0 && reach[j].iter().any(|&k| roots[k].contains(&p.id)))
-                    })
+                read_types(f).iter().map(|n| n.0 as usize).any(|j| {
+                    parents[j].contains(&p.id)
+                        || (ti == 0 && reach[j].iter().any(|&k| roots[k].contains(&p.id)))
+                })
             });
             let Some(b) = first else { continue };
             let used = field_names(p, &t.instances);

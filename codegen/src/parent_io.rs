@@ -14,16 +14,16 @@
 use crate::diag::Diag;
 use crate::expr::Expr;
 use crate::ir::*;
-use std::collections::HashMap;
 
 /// The user types a field reads (its type, or each case type of a switch).
-fn read_types(f: &Field) -> Vec<&str> {
+fn read_types(f: &Field) -> Vec<TypeId> {
     match &f.kind {
-        FieldKind::User { name, .. } => vec![name.as_str()],
+        FieldKind::User { ty, .. } => ty.id().into_iter().collect(),
         FieldKind::Switch { cases, default, .. } => cases
             .iter()
-            .map(|(_, n)| n.as_str())
-            .chain(default.iter().map(String::as_str))
+            .map(|(_, n)| n)
+            .chain(default.iter())
+            .filter_map(TypeRef::id)
             .collect(),
         _ => Vec::new(),
     }
@@ -83,20 +83,13 @@ pub fn lower(s: &mut Schema) -> Vec<Diag> {
     if !s.types.iter().flat_map(|t| &t.fields).any(is_parent) {
         return diags;
     }
-    let index: HashMap<&str, usize> = s
-        .types
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.as_str(), i))
-        .collect();
     let mut readers: Vec<Vec<(usize, usize)>> = vec![Vec::new(); s.types.len()];
     for (p, t) in s.types.iter().enumerate() {
         for (fi, f) in t.fields.iter().enumerate() {
-            for n in read_types(f) {
-                if let Some(&c) = index.get(n) {
-                    if !readers[c].contains(&(p, fi)) {
-                        readers[c].push((p, fi));
-                    }
+            for c in read_types(f) {
+                let c = c.0 as usize;
+                if !readers[c].contains(&(p, fi)) {
+                    readers[c].push((p, fi));
                 }
             }
         }

@@ -1,12 +1,15 @@
-//! Resolves names after loading: gives nested types and enums unique names, and rewrites
-//! every type and enum reference (field `type`, switch cases, `enum`, `enum::value` in
-//! expressions) to the unique name of what it means under Kaitai Struct's scoping rules.
+//! Resolves names after loading: gives nested types and enums unique names and their ids
+//! ([`TypeId`], [`EnumId`]: their indices in the schema), turns every type and enum
+//! reference of the IR (field `type`, switch cases and their arguments, `enum`, params)
+//! into the id of what it means under Kaitai Struct's scoping rules, and rewrites the names
+//! in expressions (`enum::value`, `.as<t>`, `sizeof<t>`) to unique names, which the check
+//! stage's typer turns into ids.
 //!
 //! Scoping: a name used inside type `T` is looked up among the types (or enums) nested in
 //! `T`, then in `T`'s enclosing type, and so on out to the top level (the root type's
 //! `types` and `enums`). A path `a::b` looks up `a` that way, then `b` inside `a`. The root
-//! type can be named by its `meta.id`. A name that resolves to nothing is left as written;
-//! the checks report it.
+//! type can be named by its `meta.id`. A name that resolves to nothing is left as written
+//! ([`TypeRef::Named`]): an opaque type, or an unknown name the checks report.
 
 use crate::expr::Expr;
 use crate::ir::*;
@@ -104,39 +107,47 @@ pub(crate) fn resolve(s: &mut Schema) {
         c.rust_name = free_name(format!("{}_columns", c.name), &mut used);
     }
 
-    let types: HashMap<Vec<String>, String> = s
-        .types
-        .iter()
-        .map(|t| (t.scope.clone(), t.name.clone()))
-        .collect();
-    let enums: HashMap<(Vec<String>, String), String> = s
-        .enums
-        .iter()
-        .map(|e| ((e.scope.clone(), e.schema_name.clone()), e.name.clone()))
-        .collect();
+    s.index_names();
+    let mut types: HashMap<Vec<String>, TypeId> = HashMap::new();
+    for t in &s.types {
+        types.entry(t.scope.clone()).or_insert(t.id);
+    }
+    let mut enums: HashMap<(Vec<String>, String), EnumId> = HashMap::new();
+    for e in &s.enums {
+        enums
+            .entry((e.scope.clone(), e.schema_name.clone()))
+            .or_insert(e.id);
+    }
+    let type_names: Vec<String> = s.types.iter().map(|t| t.name.clone()).collect();
+    let enum_names: Vec<String> = s.enums.iter().map(|e| e.name.clone()).collect();
+    // A name no scope resolves that is a unique name itself (`outer_inner`) means that
+    // definition.
+    let names = s.names.clone();
+    let unique_type = |n: &str| names.type_id(n);
+    let unique_enum = |n: &str| names.enum_id(n);
     let root_id = s.id.clone();
-    let root_name = types.get(&Vec::new()).cloned();
-    let find_type = |scope: &[String], written: &str| -> Option<String> {
+    let root = types.get(&Vec::new()).copied();
+    let find_type = |scope: &[String], written: &str| -> Option<TypeId> {
         let path: Vec<String> = written.split("::").map(str::to_owned).collect();
         for k in (0..=scope.len()).rev() {
             let mut cand = scope[..k].to_vec();
             cand.extend(path.iter().cloned());
             if let Some(n) = types.get(&cand) {
-                return Some(n.clone());
+                return Some(*n);
             }
         }
         (path.len() == 1 && path[0] == root_id)
-            .then(|| root_name.clone())
+            .then_some(root)
             .flatten()
     };
-    let find_enum = |scope: &[String], written: &str| -> Option<String> {
+    let find_enum = |scope: &[String], written: &str| -> Option<EnumId> {
         let mut path: Vec<String> = written.split("::").map(str::to_owned).collect();
         let name = path.pop()?;
         for k in (0..=scope.len()).rev() {
             let mut cand = scope[..k].to_vec();
             cand.extend(path.iter().cloned());
             if let Some(n) = enums.get(&(cand, name.clone())) {
-                return Some(n.clone());
+                return Some(*n);
             }
         }
         None
@@ -144,19 +155,35 @@ pub(crate) fn resolve(s: &mut Schema) {
 
     for t in &mut s.types {
         let scope = t.scope.clone();
-        let ty = |n: &mut String| {
-            if let Some(r) = find_type(&scope, n) {
-                *n = r;
+        // References in the IR become ids; names in expressions (`e::v`, `.as<t>`,
+        // `sizeof<t>`) become unique names.
+        let ty = |r: &mut TypeRef| {
+            if let TypeRef::Named(n) = r {
+                if let Some(i) = find_type(&scope, n).or_else(|| unique_type(n)) {
+                    *r = TypeRef::Id(i);
+                }
             }
         };
-        let en = |n: &mut String| {
-            if let Some(r) = find_enum(&scope, n) {
-                *n = r;
+        let en = |r: &mut EnumRef| {
+            if let EnumRef::Named(n) = r {
+                if let Some(i) = find_enum(&scope, n).or_else(|| unique_enum(n)) {
+                    *r = EnumRef::Id(i);
+                }
+            }
+        };
+        let ty_text = |n: &mut String| {
+            if let Some(i) = find_type(&scope, n) {
+                *n = type_names[i.0 as usize].clone();
+            }
+        };
+        let en_text = |n: &mut String| {
+            if let Some(i) = find_enum(&scope, n) {
+                *n = enum_names[i.0 as usize].clone();
             }
         };
         for f in &mut t.fields {
             match &mut f.kind {
-                FieldKind::User { name, .. } => ty(name),
+                FieldKind::User { ty: r, .. } => ty(r),
                 FieldKind::Switch { cases, default, .. } => {
                     for (_, n) in cases.iter_mut() {
                         ty(n);
@@ -173,14 +200,14 @@ pub(crate) fn resolve(s: &mut Schema) {
                 } => en(e),
                 _ => {}
             }
-            for_each_expr(f, &mut |e| rewrite_enum_refs(e, &en, &ty));
+            for_each_expr(f, &mut |e| rewrite_enum_refs(e, &en_text, &ty_text));
             for a in &mut f.args {
-                rewrite_enum_refs(&mut a.expr, &en, &ty);
+                rewrite_enum_refs(&mut a.expr, &en_text, &ty_text);
             }
             for (n, args) in &mut f.switch_args {
                 ty(n);
                 for a in args {
-                    rewrite_enum_refs(&mut a.expr, &en, &ty);
+                    rewrite_enum_refs(&mut a.expr, &en_text, &ty_text);
                 }
             }
         }
@@ -196,22 +223,22 @@ pub(crate) fn resolve(s: &mut Schema) {
             }
         }
         if let Some(sw) = &mut t.endian_switch {
-            rewrite_enum_refs(&mut sw.on.expr, &en, &ty);
+            rewrite_enum_refs(&mut sw.on.expr, &en_text, &ty_text);
             for (k, _) in &mut sw.cases {
-                rewrite_enum_refs(&mut k.expr, &en, &ty);
+                rewrite_enum_refs(&mut k.expr, &en_text, &ty_text);
             }
         }
         for i in &mut t.instances {
             if let Some(e) = &mut i.enum_name {
                 en(e);
             }
-            rewrite_enum_refs(&mut i.value.expr, &en, &ty);
+            rewrite_enum_refs(&mut i.value.expr, &en_text, &ty_text);
             if let Some(c) = &mut i.cond {
-                rewrite_enum_refs(&mut c.expr, &en, &ty);
+                rewrite_enum_refs(&mut c.expr, &en_text, &ty_text);
             }
         }
         if let Some(e) = &mut t.to_string {
-            rewrite_enum_refs(&mut e.expr, &en, &ty);
+            rewrite_enum_refs(&mut e.expr, &en_text, &ty_text);
         }
     }
 }

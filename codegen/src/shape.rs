@@ -8,22 +8,26 @@ use std::collections::{HashMap, HashSet};
 
 /// The enums that keep unknown integers (used by a field without `-sp-strict`, or by a value
 /// instance in a schema without `meta.-sp-strict`): they get the variant `Unlisted(i128)`.
-pub(crate) fn open_enums(s: &Schema) -> HashSet<String> {
+pub(crate) fn open_enums(s: &Schema) -> HashSet<EnumId> {
     open_and_unread(s).0
 }
 
 /// The types read in a sized substream by a field without `-sp-strict`: they keep the bytes
 /// they leave unread (member `__unread`) and write them back.
-pub(crate) fn unread_types(s: &Schema) -> HashSet<String> {
+pub(crate) fn unread_types(s: &Schema) -> HashSet<TypeId> {
     open_and_unread(s).1
 }
 
-fn open_and_unread(s: &Schema) -> (HashSet<String>, HashSet<String>) {
+fn open_and_unread(s: &Schema) -> (HashSet<EnumId>, HashSet<TypeId>) {
     let mut open_enums = HashSet::new();
     let mut unread_types = HashSet::new();
     for t in &s.types {
         if !s.strict {
-            open_enums.extend(t.instances.iter().filter_map(|i| i.enum_name.clone()));
+            open_enums.extend(
+                t.instances
+                    .iter()
+                    .filter_map(|i| i.enum_name.as_ref().and_then(EnumRef::id)),
+            );
         }
         for f in &t.fields {
             if f.strict {
@@ -36,10 +40,10 @@ fn open_and_unread(s: &Schema) -> (HashSet<String>, HashSet<String>) {
                 | FieldKind::Bits {
                     enum_name: Some(e), ..
                 } => {
-                    open_enums.insert(e.clone());
+                    open_enums.extend(e.id());
                 }
-                FieldKind::User { name, size } if size.is_some() || f.term.is_some() => {
-                    unread_types.insert(name.clone());
+                FieldKind::User { ty: name, size } if size.is_some() || f.term.is_some() => {
+                    unread_types.extend(name.id());
                 }
                 FieldKind::Switch {
                     cases,
@@ -47,8 +51,8 @@ fn open_and_unread(s: &Schema) -> (HashSet<String>, HashSet<String>) {
                     size: Some(_),
                     ..
                 } => {
-                    unread_types.extend(cases.iter().map(|(_, n)| n.clone()));
-                    unread_types.extend(default.iter().cloned());
+                    unread_types.extend(cases.iter().filter_map(|(_, n)| n.id()));
+                    unread_types.extend(default.iter().filter_map(TypeRef::id));
                 }
                 _ => {}
             }
@@ -57,7 +61,7 @@ fn open_and_unread(s: &Schema) -> (HashSet<String>, HashSet<String>) {
     // A type with `-sp-end-zeros` reads to the end of its stream and keeps nothing.
     for t in &s.types {
         if t.end_zeros.is_some() {
-            unread_types.remove(&t.name);
+            unread_types.remove(&t.id);
         }
     }
     (open_enums, unread_types)
@@ -68,7 +72,7 @@ fn open_and_unread(s: &Schema) -> (HashSet<String>, HashSet<String>) {
 /// same `NoCase` variant, the same boxed cases), else `f` itself. Such fields share one enum,
 /// so that `c ? a : b` over them has one type (Kaitai Struct gives it their common type).
 pub(crate) fn switch_enum_owner<'t>(t: &'t TypeDef, f: &'t Field) -> &'t Field {
-    fn shape(g: &Field) -> Option<(Vec<&String>, Vec<bool>, bool, bool)> {
+    fn shape(g: &Field) -> Option<(Vec<&TypeRef>, Vec<bool>, bool, bool)> {
         let FieldKind::Switch {
             cases,
             default,
@@ -78,13 +82,16 @@ pub(crate) fn switch_enum_owner<'t>(t: &'t TypeDef, f: &'t Field) -> &'t Field {
         else {
             return None;
         };
-        let mut variants: Vec<&String> = Vec::new();
+        let mut variants: Vec<&TypeRef> = Vec::new();
         for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
             if !variants.contains(&n) {
                 variants.push(n);
             }
         }
-        let boxed: Vec<bool> = variants.iter().map(|n| g.recursive.contains(*n)).collect();
+        let boxed: Vec<bool> = variants
+            .iter()
+            .map(|n| n.id().is_some_and(|i| g.recursive.contains(&i)))
+            .collect();
         Some((variants, boxed, has_no_case(g), size.is_some()))
     }
     let Some(mine) = shape(f) else { return f };
@@ -108,26 +115,23 @@ pub(crate) fn has_no_case(f: &Field) -> bool {
 /// is byte-aligned, and every user type among them is such a type. A type that reaches
 /// itself is not one (its end is not known statically). Computed once per schema, each type
 /// visited once, so the cost is linear in the schema.
-pub(crate) fn whole_byte_types(s: &Schema) -> HashSet<String> {
+pub(crate) fn whole_byte_types(s: &Schema) -> HashSet<TypeId> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         Busy,
         Whole,
         NotWhole,
     }
-    fn visit<'s>(
-        types: &HashMap<&'s str, &'s TypeDef>,
-        name: &'s str,
-        marks: &mut HashMap<&'s str, Mark>,
-    ) -> bool {
-        match marks.get(name) {
+    fn visit(s: &Schema, name: &TypeRef, marks: &mut HashMap<TypeId, Mark>) -> bool {
+        let Some(t) = s.type_of(name) else {
+            return false;
+        };
+        let name = t.id;
+        match marks.get(&name) {
             Some(Mark::Whole) => return true,
             Some(Mark::NotWhole | Mark::Busy) => return false,
             None => {}
         }
-        let Some(t) = types.get(name) else {
-            return false;
-        };
         marks.insert(name, Mark::Busy);
         let ok = t
             .fields
@@ -135,7 +139,7 @@ pub(crate) fn whole_byte_types(s: &Schema) -> HashSet<String> {
             .filter(|f| f.at.is_none())
             .all(|f| match &f.kind {
                 FieldKind::Bits { .. } | FieldKind::Switch { .. } => false,
-                FieldKind::User { name, .. } => visit(types, name, marks),
+                FieldKind::User { ty: name, .. } => visit(s, name, marks),
                 _ => true,
             });
         // A type found not whole while one of its users was busy stays not whole; one on a
@@ -143,14 +147,13 @@ pub(crate) fn whole_byte_types(s: &Schema) -> HashSet<String> {
         marks.insert(name, if ok { Mark::Whole } else { Mark::NotWhole });
         ok
     }
-    let types: HashMap<&str, &TypeDef> = s.types.iter().map(|t| (t.name.as_str(), t)).collect();
-    let mut marks: HashMap<&str, Mark> = HashMap::new();
+    let mut marks: HashMap<TypeId, Mark> = HashMap::new();
     for t in &s.types {
-        visit(&types, &t.name, &mut marks);
+        visit(s, &TypeRef::Id(t.id), &mut marks);
     }
     marks
         .into_iter()
         .filter(|(_, m)| *m == Mark::Whole)
-        .map(|(n, _)| n.to_owned())
+        .map(|(n, _)| n)
         .collect()
 }

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 /// positional instances count nothing; a switch counts its smallest case, preferring cases
 /// that do not lead back to a type being measured (only a switch whose every case recurses
 /// is a cycle). Bits are summed and the total rounded up to whole bytes.
-pub(crate) fn min_lens(s: &Schema) -> (HashMap<String, usize>, Vec<(String, Pos)>) {
+pub(crate) fn min_lens(s: &Schema) -> (HashMap<TypeId, usize>, Vec<(String, Pos)>) {
     min_lens_skipping(s, &HashMap::new())
 }
 
@@ -23,12 +23,12 @@ pub(crate) fn min_lens(s: &Schema) -> (HashMap<String, usize>, Vec<(String, Pos)
 /// runtime's nesting limit).
 pub(crate) fn min_lens_skipping(
     s: &Schema,
-    lazy: &HashMap<String, std::collections::HashSet<String>>,
-) -> (HashMap<String, usize>, Vec<(String, Pos)>) {
+    lazy: &HashMap<TypeId, std::collections::HashSet<String>>,
+) -> (HashMap<TypeId, usize>, Vec<(String, Pos)>) {
     let mut memo = HashMap::new();
     let mut cycles = Vec::new();
     for t in &s.types {
-        min_bits(s, &t.name, &mut memo, &mut Vec::new(), &mut cycles, lazy);
+        min_bits(s, t.id, &mut memo, &mut Vec::new(), &mut cycles, lazy);
     }
     let lens = memo.into_iter().map(|(k, v)| (k, v.div_ceil(8))).collect();
     cycles.sort();
@@ -38,23 +38,23 @@ pub(crate) fn min_lens_skipping(
 
 fn min_bits(
     s: &Schema,
-    name: &str,
-    memo: &mut HashMap<String, usize>,
-    visiting: &mut Vec<String>,
+    id: TypeId,
+    memo: &mut HashMap<TypeId, usize>,
+    visiting: &mut Vec<TypeId>,
     cycles: &mut Vec<(String, Pos)>,
-    lazy: &HashMap<String, std::collections::HashSet<String>>,
+    lazy: &HashMap<TypeId, std::collections::HashSet<String>>,
 ) -> usize {
-    if let Some(v) = memo.get(name) {
+    if let Some(v) = memo.get(&id) {
         return *v;
     }
-    let Some(t) = s.type_def(name) else { return 0 };
-    if visiting.iter().any(|v| v == name) {
-        cycles.push((name.to_owned(), t.pos));
+    let t = s.ty(id);
+    if visiting.contains(&id) {
+        cycles.push((t.name.clone(), t.pos));
         return 0;
     }
-    visiting.push(name.to_owned());
+    visiting.push(id);
     let mut total = 0usize;
-    let skip = lazy.get(name);
+    let skip = lazy.get(&id);
     for f in &t.fields {
         if f.cond.is_some() || f.at.is_some() && skip.is_some_and(|l| l.contains(&f.id)) {
             continue;
@@ -79,23 +79,29 @@ fn min_bits(
             FieldKind::Contents(c) => c.len() * 8,
             FieldKind::Str { size: None, .. } => 8,
             FieldKind::Bytes(_) | FieldKind::Str { .. } => 0,
-            FieldKind::User { name, .. } => min_bits(s, name, memo, visiting, cycles, lazy),
+            FieldKind::User { ty: name, .. } => match name.id() {
+                Some(i) => min_bits(s, i, memo, visiting, cycles, lazy),
+                None => 0,
+            },
             FieldKind::Switch { cases, default, .. } => {
-                let all: Vec<&String> =
+                let all: Vec<&TypeRef> =
                     cases.iter().map(|(_, n)| n).chain(default.iter()).collect();
-                let ending: Vec<&String> = all
+                let ending: Vec<&TypeRef> = all
                     .iter()
                     .copied()
-                    .filter(|n| !visiting.iter().any(|v| v == *n))
+                    .filter(|n| !n.id().is_some_and(|i| visiting.contains(&i)))
                     .collect();
                 let pick = if ending.is_empty() { all } else { ending };
                 pick.into_iter()
-                    .map(|n| match crate::num_type::case_number(n) {
+                    .map(|n| match crate::num_type::case_number(s.type_name(n)) {
                         Some((bytes, ..)) => usize::from(bytes) * 8,
                         // `strz`: at least its terminator; `str`: the switch's size.
-                        None if n.as_str() == "strz" => 8,
-                        None if n.as_str() == "str" => 0,
-                        None => min_bits(s, n, memo, visiting, cycles, lazy),
+                        None if s.type_name(n) == "strz" => 8,
+                        None if s.type_name(n) == "str" => 0,
+                        None => match n.id() {
+                            Some(i) => min_bits(s, i, memo, visiting, cycles, lazy),
+                            None => 0,
+                        },
                     })
                     .min()
                     .unwrap_or(0)
@@ -110,17 +116,17 @@ fn min_bits(
         total = total.saturating_add(one.saturating_mul(times));
     }
     visiting.pop();
-    memo.insert(name.to_owned(), total);
+    memo.insert(id, total);
     total
 }
 
-/// The fixed size in bits of user type `name` (every field unconditional, of fixed size and
+/// The fixed size in bits of user type `id` (every field unconditional, of fixed size and
 /// count), if it has one; `depth` bounds the walk through nested types.
-pub(crate) fn type_bits(s: &Schema, name: &str, depth: usize) -> Option<usize> {
+pub(crate) fn type_bits(s: &Schema, id: TypeId, depth: usize) -> Option<usize> {
     if depth > 64 {
         return None;
     }
-    let t = s.type_def(name)?;
+    let t = s.ty(id);
     let mut total = 0usize;
     // Positional instances (`at`) take no room in the type's own bytes.
     for f in t.fields.iter().filter(|f| f.at.is_none()) {
@@ -146,7 +152,10 @@ pub(crate) fn field_bits(s: &Schema, f: &Field, depth: usize) -> Option<usize> {
         FieldKind::Contents(c) => c.len() * 8,
         FieldKind::Bytes(z) | FieldKind::Str { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
         FieldKind::User { size: Some(z), .. } => lit(z)?.checked_mul(8)?,
-        FieldKind::User { name, size: None } => type_bits(s, name, depth + 1)?,
+        FieldKind::User {
+            ty: name,
+            size: None,
+        } => type_bits(s, name.id()?, depth + 1)?,
         _ => return None,
     };
     let times = match &f.repeat {

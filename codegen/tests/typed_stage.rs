@@ -3,7 +3,7 @@
 //! or `to-string` holds is typed on the sides that evaluate it, with the type its place
 //! needs.
 
-use statepack_codegen::ir::{FieldKind, Repeat, Size};
+use statepack_codegen::ir::{FieldKind, Repeat, Size, TypeDef};
 use statepack_codegen::typed::{Side, Ty, TypedSchema};
 use std::path::{Path, PathBuf};
 
@@ -23,8 +23,9 @@ fn schemas() -> Vec<PathBuf> {
 }
 
 /// The type at `kp` of type `tn` on `side`, or a description of what is missing.
-fn ty_at(t: &TypedSchema, tn: &str, kp: &str, side: Side) -> Result<Ty, String> {
-    t.get(tn, kp, side)
+fn ty_at(t: &TypedSchema, ty: &TypeDef, kp: &str, side: Side) -> Result<Ty, String> {
+    let tn = &ty.name;
+    t.get(ty.id, kp, side)
         .map(|e| e.ty.clone())
         .ok_or_else(|| format!("`{tn}` {kp} is not typed on {side:?}"))
 }
@@ -77,7 +78,7 @@ fn every_field_expression_and_value_instance_is_typed_with_the_type_its_place_ne
                     wanted.push((format!("{kp}.pos"), Some(Ty::Int)));
                 }
                 for (key, want) in wanted {
-                    match (ty_at(&typed, &t.name, &key, Side::Read), want) {
+                    match (ty_at(&typed, t, &key, Side::Read), want) {
                         (Ok(ty), Some(want)) if ty != want => {
                             problems.push(format!("{name}: {key} is {ty:?}, not {want:?}"))
                         }
@@ -88,7 +89,7 @@ fn every_field_expression_and_value_instance_is_typed_with_the_type_its_place_ne
             }
             for i in &t.instances {
                 let kp = format!("{}.value", i.key_path);
-                if let Err(m) = ty_at(&typed, &t.name, &kp, Side::Value) {
+                if let Err(m) = ty_at(&typed, t, &kp, Side::Value) {
                     problems.push(format!("{name}: {m}"));
                 }
             }

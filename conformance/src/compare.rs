@@ -76,16 +76,7 @@ pub fn assert_schema(suite: &Path, id: &str) -> Result<Schema, String> {
     let mut schema = load(id)?;
     for name in schema.opaque.clone() {
         if let Ok(other) = load(&name) {
-            for t in other.types {
-                if schema.type_def(&t.name).is_none() {
-                    schema.types.push(t);
-                }
-            }
-            for e in other.enums {
-                if schema.enum_def(&e.name).is_none() {
-                    schema.enums.push(e);
-                }
-            }
+            schema.absorb(other);
         }
     }
     Ok(schema)

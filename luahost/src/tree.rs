@@ -117,7 +117,7 @@ fn convert_at(s: &Schema, ty: &str, t: &Table, path: &str, depth: usize) -> Resu
         return Err(format!("{path}: nested too deeply"));
     }
     let td: &TypeDef = s
-        .type_def(ty)
+        .type_named(ty)
         .ok_or_else(|| format!("{path}: no type {ty}"))?;
     let mut names = Vec::new();
     let mut members = Vec::new();
@@ -132,7 +132,7 @@ fn convert_at(s: &Schema, ty: &str, t: &Table, path: &str, depth: usize) -> Resu
         add(&f.id, field_kind(s, f), &mut names)?;
     }
     for p in td.params.iter().filter(|p| p.context.is_none()) {
-        add(&p.id, param_kind(&p.kind), &mut names)?;
+        add(&p.id, param_kind(s, &p.kind), &mut names)?;
     }
     for i in &td.instances {
         let k = instance_kind(s, td, i).unwrap_or(Kind::Any);
@@ -193,7 +193,7 @@ fn member(s: &Schema, k: &Kind, v: LuaValue, path: &str, depth: usize) -> Result
                 .ok_or_else(|| format!("{path}: expected an enum value, got {v:?}"))?
                 as i128;
             let d = s
-                .enum_def(e)
+                .enum_named(e)
                 .ok_or_else(|| format!("{path}: no enum {e}"))?;
             Member::Enum(EnumValue {
                 enum_name: intern(&d.schema_name),

@@ -34,8 +34,8 @@ impl Emitter<'_> {
 
     pub(super) fn elem_min_len(&self, f: &Field) -> TokenStream {
         match &f.kind {
-            FieldKind::User { name, .. } => {
-                let i = type_ident(name);
+            FieldKind::User { ty: name, .. } => {
+                let i = type_ident(self.s.type_name(name));
                 quote!(#i::MIN_LEN)
             }
             FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => {
@@ -102,13 +102,14 @@ impl Emitter<'_> {
                 let m = endian_code::num_read(*bytes, *signed, false, *endian);
                 match enum_name {
                     None => m,
-                    Some(e) if self.open_enums.contains(e) && !f.strict => {
+                    Some(e) if self.is_open(e) && !f.strict => {
                         // Kaitai Struct's enums are open: an unknown integer is kept.
-                        let ei = type_ident(e);
+                        let ei = type_ident(self.s.enum_name(e));
                         quote!(#m.map(|__raw| #ei::from_i_open(__raw as i128)))
                     }
                     Some(e) => {
-                        let ei = type_ident(e);
+                        let ei = type_ident(self.s.enum_name(e));
+                        let e = self.s.enum_name(e);
                         quote!(__io::known(__r.offset(), #m, #e, #ei::from_i))
                     }
                 }
@@ -122,16 +123,17 @@ impl Emitter<'_> {
                 enum_name: Some(e),
                 ..
             } => {
-                let ei = type_ident(e);
+                let ei = type_ident(self.s.enum_name(e));
                 let m = if *le {
                     quote!(read_bits_le)
                 } else {
                     quote!(read_bits_be)
                 };
                 let w = u32::from(*width);
-                if self.open_enums.contains(e) && !f.strict {
+                if self.is_open(e) && !f.strict {
                     quote!(__r.#m(#w).map(|__raw| #ei::from_i_open(__raw as i128)))
                 } else {
+                    let e = self.s.enum_name(e);
                     quote!(__io::known(__r.offset(), __r.#m(#w), #e, #ei::from_i))
                 }
             }
@@ -160,7 +162,7 @@ impl Emitter<'_> {
             {
                 self.proc_term_read(f, scope)?
             }
-            FieldKind::User { name, size } if f.term.is_some() => {
+            FieldKind::User { ty: name, size } if f.term.is_some() => {
                 let n = match size {
                     Some(s @ Size::Expr(_)) => {
                         let v = self.size_value(s, scope, &kp)??;
@@ -176,8 +178,8 @@ impl Emitter<'_> {
                 } else {
                     quote!(#tail.push(__tl.to_vec());)
                 };
-                let ti = type_ident(name);
-                let finish = if !f.strict && self.unread_types.contains(name) {
+                let ti = type_ident(self.s.type_name(name));
+                let finish = if !f.strict && self.is_unread(name) {
                     quote!({
                         __v.__unread_pad = __sub.align_to_byte_keep();
                         __v.__unread = __sub.take_rest().to_vec();
@@ -259,9 +261,9 @@ impl Emitter<'_> {
                     quote!(#stored.push(__s.to_vec());)
                 };
                 let value = match &f.kind {
-                    FieldKind::User { name, .. } => {
-                        let ti = type_ident(name);
-                        let finish = if !f.strict && self.unread_types.contains(name) {
+                    FieldKind::User { ty: name, .. } => {
+                        let ti = type_ident(self.s.type_name(name));
+                        let finish = if !f.strict && self.is_unread(name) {
                             quote!({
                                 __v.__unread_pad = __sub.align_to_byte_keep();
                                 __v.__unread = __sub.take_rest().to_vec();
@@ -359,11 +361,11 @@ impl Emitter<'_> {
                 let b = Literal::byte_string(c);
                 quote!(__r.expect(#b))
             }
-            FieldKind::User { name, size } => {
-                let ti = type_ident(name);
+            FieldKind::User { ty: name, size } => {
+                let ti = type_ident(self.s.type_name(name));
                 let args = self.param_args(f, name, scope, &kp)?;
                 // An opaque type given arguments reads through `OpaqueType::read_with_args`.
-                let call = if !f.args.is_empty() && self.s.opaque.contains(name) {
+                let call = if !f.args.is_empty() && self.s.is_opaque(name) {
                     let given = self.opaque_args(f, scope, &kp)?;
                     quote!(#ti::read_with_args(__r, #given))
                 } else {
@@ -371,7 +373,7 @@ impl Emitter<'_> {
                 };
                 let read = match size {
                     None => call.clone(),
-                    Some(s) if !f.strict && self.unread_types.contains(name) => {
+                    Some(s) if !f.strict && self.is_unread(name) => {
                         // Kaitai Struct skips what the type leaves unread; it is kept so that
                         // the writer puts it back (a type with `-sp-end-zeros` reads to the
                         // end of its stream and keeps nothing).
@@ -432,7 +434,7 @@ impl Emitter<'_> {
                             format!(
                                 "`{}` is {}, not an integer, enum, string, bytes or condition",
                                 on.src,
-                                ty_name(&other)
+                                ty_name(self.s, &other)
                             ),
                             "switch on an integer, enum, string or condition",
                         );
@@ -460,12 +462,12 @@ impl Emitter<'_> {
                     }
                 };
                 for (vi, tn, keys) in self.switch_variants(f) {
-                    let read_case = if crate::num_type::case_builtin(&tn) {
-                        self.case_read(&tn, switch_encoding(f), &en, &vi)
+                    let read_case = if crate::num_type::case_builtin(self.s.type_name(&tn)) {
+                        self.case_read(self.s.type_name(&tn), switch_encoding(f), &en, &vi)
                     } else {
-                        let ti = type_ident(&tn);
+                        let ti = type_ident(self.s.type_name(&tn));
                         let args = self.param_args(f, &tn, scope, &kp)?;
-                        let wrap = if f.recursive.contains(&tn) {
+                        let wrap = if tn.id().is_some_and(|i| f.recursive.contains(&i)) {
                             quote!(.map(::std::boxed::Box::new))
                         } else {
                             quote!()
@@ -490,8 +492,8 @@ impl Emitter<'_> {
                                 format!(
                                     "case key `{}` is {}, which cannot be compared with the switch value ({})",
                                     k.src,
-                                    ty_name(&kty),
-                                    ty_name(&sty)
+                                    ty_name(self.s, &kty),
+                                    ty_name(self.s, &sty)
                                 ),
                                 "give case keys of the switch value's type",
                             );
@@ -509,13 +511,13 @@ impl Emitter<'_> {
                     default: Some(d), ..
                 } = &f.kind
                 {
-                    let vi = type_ident(d);
-                    default = if crate::num_type::case_builtin(d) {
-                        self.case_read(d, switch_encoding(f), &en, &vi)
+                    let vi = type_ident(self.s.type_name(d));
+                    default = if crate::num_type::case_builtin(self.s.type_name(d)) {
+                        self.case_read(self.s.type_name(d), switch_encoding(f), &en, &vi)
                     } else {
-                        let ti = type_ident(d);
+                        let ti = type_ident(self.s.type_name(d));
                         let args = self.param_args(f, d, scope, &kp)?;
-                        let wrap = if f.recursive.contains(d) {
+                        let wrap = if d.id().is_some_and(|i| f.recursive.contains(&i)) {
                             quote!(.map(::std::boxed::Box::new))
                         } else {
                             quote!()
@@ -567,7 +569,7 @@ impl Emitter<'_> {
                             };
                             let tail_kept = switch_tail(f);
                             let stores = self.switch_variants(f).into_iter().map(|(vi, tn, _)| {
-                                if crate::num_type::case_builtin(&tn) {
+                                if crate::num_type::case_builtin(self.s.type_name(&tn)) {
                                     let keep = keep_tail(quote!(__rest.to_vec()));
                                     quote!(#en::#vi(_) => { let _ = __pad; #keep })
                                 } else {
@@ -615,7 +617,8 @@ impl Emitter<'_> {
                 Expr::Int(v) => Some(*v),
                 Expr::EnumRef(e, v) => {
                     if let Ty::Enum(se) = switch_ty {
-                        if se != e {
+                        if self.s.enum_named(e).map(|d| d.id) != Some(*se) {
+                            let se = &self.s.enm(*se).name;
                             self.err(
                                 k.pos,
                                 &kp,
@@ -628,7 +631,7 @@ impl Emitter<'_> {
                         }
                     }
                     self.s
-                        .enum_def(e)
+                        .enum_named(e)
                         .and_then(|d| d.values.iter().find(|x| &x.name == v))
                         .map(|x| x.value)
                 }

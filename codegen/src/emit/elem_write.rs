@@ -41,7 +41,7 @@ impl Emitter<'_> {
                 let ty = int_ty(*bytes, *signed);
                 match enum_name {
                     None => w(quote!(*__v)),
-                    Some(e) if self.open_enums.contains(e) => {
+                    Some(e) if self.is_open(e) => {
                         // An unlisted value may not fit the stored type: refuse, never wrap.
                         let tn = int_ty_name(*bytes, *signed);
                         w(quote!(__io::fit::<#ty>(__v.to_i(), #tn)?))
@@ -119,7 +119,7 @@ impl Emitter<'_> {
                     __w.write_bytes(&__s);
                 })
             }
-            FieldKind::User { size, name } if f.term.is_some() => {
+            FieldKind::User { size, ty: name } if f.term.is_some() => {
                 let n = match size {
                     Some(s @ Size::Expr(_)) => {
                         let v = self.size_value(s, scope, &kp)??;
@@ -239,7 +239,7 @@ impl Emitter<'_> {
                 }
             }
             FieldKind::Contents(_) => quote!(()),
-            FieldKind::User { size, name } => {
+            FieldKind::User { size, ty: name } => {
                 if let Some(s) = size.as_ref().filter(|_| self.measured_with_context(f)) {
                     // Measured by writing it with the context its reader is given, not by
                     // `encoded_len` (which uses the value's own `__ctx_` copies).
@@ -255,7 +255,7 @@ impl Emitter<'_> {
                     self.child_write(f, name, scope, &kp, quote!(__v), quote!(__w))?;
                 let has_ctx = self
                     .s
-                    .type_def(name)
+                    .type_of(name)
                     .is_some_and(|t| t.params.iter().any(|p| p.context.is_some()));
                 if size.is_some() && has_ctx {
                     // The size was checked against `encoded_len`, which measures with the
@@ -323,7 +323,7 @@ impl Emitter<'_> {
                 for (vi, tn, keys) in &variants {
                     // The `_` type may also be a case type: that variant is right for its own
                     // keys and for every value no case names.
-                    let is_default = default.as_deref() == Some(tn.as_str());
+                    let is_default = default.as_ref() == Some(tn);
                     let mut tests = Vec::new();
                     let mut misses = Vec::new();
                     for k in keys {
@@ -337,8 +337,11 @@ impl Emitter<'_> {
                         misses.push(group(quote!(__sw != #key)));
                     }
                     all_tests.extend(tests.clone());
-                    let (pchecks, put) = if crate::num_type::case_builtin(tn) {
-                        (quote!(), self.case_write(tn, switch_encoding(f)))
+                    let (pchecks, put) = if crate::num_type::case_builtin(self.s.type_name(tn)) {
+                        (
+                            quote!(),
+                            self.case_write(self.s.type_name(tn), switch_encoding(f)),
+                        )
                     } else {
                         let (checks, call) =
                             self.child_write(f, tn, scope, &kp, quote!(__x), quote!(__w))?;
@@ -373,9 +376,9 @@ impl Emitter<'_> {
                         quote!(self.#tail.get(__i).map(|__t| __t.as_slice()))
                     };
                     for (vi, _, _, pchecks, put) in arms.iter_mut() {
-                        let builtin = variants
-                            .iter()
-                            .any(|(v, tn, _)| v == vi && crate::num_type::case_builtin(tn));
+                        let builtin = variants.iter().any(|(v, tn, _)| {
+                            v == vi && crate::num_type::case_builtin(self.s.type_name(tn))
+                        });
                         if builtin {
                             *put = quote! {
                                 let mut __sub = __io::ByteWriter::new();
@@ -495,7 +498,7 @@ impl Emitter<'_> {
     pub(super) fn measured_with_context(&self, f: &Field) -> bool {
         let FieldKind::User {
             size: Some(_),
-            name,
+            ty: name,
         } = &f.kind
         else {
             return false;
@@ -505,7 +508,7 @@ impl Emitter<'_> {
             && !self.type_needs_io(name)
             && self
                 .s
-                .type_def(name)
+                .type_of(name)
                 .is_some_and(|t| t.params.iter().any(|p| p.context.is_some()))
     }
 
@@ -518,7 +521,7 @@ impl Emitter<'_> {
         scope: &Scope,
         v: TokenStream,
     ) -> Option<TokenStream> {
-        let FieldKind::User { name, .. } = &f.kind else {
+        let FieldKind::User { ty: name, .. } = &f.kind else {
             return None;
         };
         let (pchecks, call) = self.child_write(f, name, scope, &f.key_path, v, quote!(&mut __m))?;

@@ -8,14 +8,14 @@ impl Emitter<'_> {
         let name = type_ident(&e.name);
         let vnames = crate::names::variant_names(
             e.values.iter().map(|v| v.name.as_str()),
-            self.reserved_variants(&e.name),
+            self.reserved_variants(e.id),
         );
         let vid = |i: usize| proc_macro2::Ident::new(&vnames[i], proc_macro2::Span::call_site());
         let kept_underscores = vnames.iter().any(|n| n.contains('_'));
         let doc = self.doc_for(
             None,
             e.pos,
-            &if self.open_enums.contains(&e.name) {
+            &if self.open_enums.contains(&e.id) {
                 format!(
                     "Enum `{}`: an open set; a stored integer it does not list is kept as `Unlisted`.",
                     e.name
@@ -50,7 +50,7 @@ impl Emitter<'_> {
             .collect();
         // An enum without listed values (open, or empty) has no unit variant to mark.
         let (derive_default, manual_default) = if e.values.is_empty() {
-            let unlisted = if self.open_enums.contains(&e.name) {
+            let unlisted = if self.open_enums.contains(&e.id) {
                 quote! {
                     impl ::core::default::Default for #name {
                         #[doc = " The integer 0, which the enum does not list."]
@@ -80,7 +80,7 @@ impl Emitter<'_> {
             quote! { #name::#vi => #n }
         });
         let en = &e.schema_name;
-        let open = self.open_enums.contains(&e.name);
+        let open = self.open_enums.contains(&e.id);
         let (unlisted_variant, unlisted_to, unlisted_name, open_fns) = if open {
             (
                 quote! {
@@ -148,24 +148,28 @@ impl Emitter<'_> {
         crate::names::type_ident(&crate::shape::switch_enum_owner(t, f).switch_enum)
     }
 
-    /// Switch variants: (variant ident, type name, case keys).
+    /// Switch variants: (variant ident, case type, case keys).
     pub(super) fn switch_variants(
         &self,
         f: &Field,
-    ) -> Vec<(proc_macro2::Ident, String, Vec<SrcExpr>)> {
+    ) -> Vec<(proc_macro2::Ident, TypeRef, Vec<SrcExpr>)> {
         let FieldKind::Switch { cases, default, .. } = &f.kind else {
             return Vec::new();
         };
-        let mut out: Vec<(proc_macro2::Ident, String, Vec<SrcExpr>)> = Vec::new();
+        let mut out: Vec<(proc_macro2::Ident, TypeRef, Vec<SrcExpr>)> = Vec::new();
         for (k, tn) in cases {
             match out.iter_mut().find(|(_, n, _)| n == tn) {
                 Some(v) => v.2.push(k.clone()),
-                None => out.push((type_ident(tn), tn.clone(), vec![k.clone()])),
+                None => out.push((
+                    type_ident(self.s.type_name(tn)),
+                    tn.clone(),
+                    vec![k.clone()],
+                )),
             }
         }
         if let Some(d) = default {
             if !out.iter().any(|(_, n, _)| n == d) {
-                out.push((type_ident(d), d.clone(), Vec::new()));
+                out.push((type_ident(self.s.type_name(d)), d.clone(), Vec::new()));
             }
         }
         out
@@ -196,7 +200,8 @@ impl Emitter<'_> {
             ),
         );
         let vs = self.switch_variants(f);
-        let variants = vs.iter().map(|(vi, tn, keys)| {
+        let variants = vs.iter().map(|(vi, r, keys)| {
+            let tn = self.s.type_name(r);
             let ti = type_ident(tn);
             let d = if keys.is_empty() {
                 " The default case (`_`).".to_string()
@@ -207,15 +212,15 @@ impl Emitter<'_> {
                         .map(|k| format!("`{}`", k.src))
                         .collect::<Vec<_>>()
                         .join(" or "),
-                    if default.as_deref() == Some(tn.as_str()) {
+                    if default.as_ref() == Some(r) {
                         ", or by the default case (`_`)"
                     } else {
                         ""
                     }
                 )
             };
-            let ren = tn.as_str();
-            if f.recursive.contains(tn) {
+            let ren = tn;
+            if r.id().is_some_and(|i| f.recursive.contains(&i)) {
                 quote!(#[doc = #d] #[serde(rename = #ren)] #vi(::std::boxed::Box<#ti>))
             } else {
                 let held = Self::case_rust_ty(tn);
@@ -223,7 +228,7 @@ impl Emitter<'_> {
             }
         });
         let len_arms = vs.iter().map(|(vi, tn, _)| {
-            let len = Self::case_len(tn, super::switch_encoding(f));
+            let len = Self::case_len(self.s.type_name(tn), super::switch_encoding(f));
             quote!(#en::#vi(__x) => #len)
         });
         let value_fn = self.number_switch_methods(f, &en);
@@ -290,7 +295,7 @@ impl Emitter<'_> {
     /// of several types, a list literal of user-type values): a variant per type holding a
     /// copy of the value, seen through the dynamic view as that value.
     pub(super) fn emit_any_user_enums(&self) -> Vec<TokenStream> {
-        fn any_of(k: &ParamKind) -> Option<&[String]> {
+        fn any_of(k: &ParamKind) -> Option<&[TypeId]> {
             match k {
                 ParamKind::AnyUser(ts) => Some(ts),
                 ParamKind::List(i) => any_of(i),
@@ -299,7 +304,8 @@ impl Emitter<'_> {
         }
         for p in self.s.types.iter().flat_map(|t| &t.params) {
             if let Some(ts) = any_of(&p.kind) {
-                self.use_any_user(ts);
+                let ts: Vec<String> = ts.iter().map(|t| self.s.ty(*t).name.clone()).collect();
+                self.use_any_user(&ts);
             }
         }
         let sets = self.any_users.borrow().clone();

@@ -24,7 +24,7 @@
 //! more when the sizes disagree, so that the writer's own error is what the caller sees
 //! ([`probe_on_mismatch`]).
 
-use crate::ir::{Field, FieldKind, Repeat, Schema};
+use crate::ir::{Field, FieldKind, Repeat, Schema, TypeId};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 use std::collections::HashSet;
@@ -91,7 +91,7 @@ impl Exact {
     pub(super) fn field(
         &mut self,
         s: &Schema,
-        whole_types: &HashSet<String>,
+        whole_types: &HashSet<TypeId>,
         f: &Field,
         id: &Ident,
         derived: bool,
@@ -139,7 +139,9 @@ impl Exact {
             FieldKind::Switch { .. } => {
                 self.fallback("a switch field (its case may start or end inside a byte)")
             }
-            FieldKind::User { name, .. } if !(s.strict || whole_types.contains(name)) => {
+            FieldKind::User { ty: name, .. }
+                if !(s.strict || name.id().is_some_and(|i| whole_types.contains(&i))) =>
+            {
                 self.fallback("a user type that may end inside a byte")
             }
             _ => match bytes {

@@ -49,7 +49,7 @@ impl Emitter<'_> {
                 ts
             })
         } else {
-            self.err(e.pos, kp, format!("`{}` is {} but {} is needed here", e.src, ty_name(&ty), ty_name(&want)), match want {
+            self.err(e.pos, kp, format!("`{}` is {} but {} is needed here", e.src, ty_name(self.s, &ty), ty_name(self.s, &want)), match want {
                 Ty::Bool => "write a condition, e.g. `kind == frame_kind::absolute` or `(flags & 1) != 0`",
                 Ty::Int => "write an integer expression; use `.to_i` on enum values",
                 _ => "change the expression to the needed type",
@@ -70,7 +70,7 @@ impl Emitter<'_> {
         let typer = crate::typed::Typer {
             s: self.s,
             open_enums: &self.open_enums,
-            cur_type: self.cur_type.borrow().clone(),
+            cur_type: self.cur_type.get(),
             cur_instances: &self.cur_instances,
             inlining: std::cell::RefCell::new(self.inlining.borrow().clone()),
             assert_mode: false,
@@ -102,8 +102,8 @@ impl Emitter<'_> {
             Ctx::Write => crate::typed::Side::Write,
             Ctx::Method => crate::typed::Side::Value,
         };
-        let tn = self.cur_type.borrow().clone();
-        match self.typed.at(&tn, kp, side, e) {
+        let tn = self.cur_type.get();
+        match self.typed.at(tn, kp, side, e) {
             // A value instance's `enum:` is applied by its method.
             Some(TExpr {
                 node: Node::AsEnum(inner, _),
@@ -217,16 +217,16 @@ impl Emitter<'_> {
                 }
             }
             Expr::EnumRef(en, v) => {
-                let Some(def) = self.s.enum_def(en) else {
+                let Some(def) = self.s.enum_named(en) else {
                     return bad(format!("unknown enum `{en}`"), "name an enum from `enums`");
                 };
                 let vi = crate::names::variant_ident(
                     def.values.iter().map(|x| x.name.as_str()),
-                    self.reserved_variants(en),
+                    self.reserved_variants(def.id),
                     v,
                 );
                 let t = type_ident(en);
-                (quote!(#t::#vi), Ty::Enum(en.clone()))
+                (quote!(#t::#vi), Ty::Enum(def.id))
             }
             _ => unreachable!("dispatched by the caller"),
         })
@@ -313,7 +313,7 @@ impl Emitter<'_> {
                             _ => Ty::Int,
                         };
                         if matches!(attr.as_str(), "min" | "max") && !matches!(elem, Ty::Int | Ty::Float | Ty::Str) {
-                            return bad(format!("`.{attr}` does not apply to {}", ty_name(&ty)), "`.min` and `.max` take lists of numbers or strings, or bytes");
+                            return bad(format!("`.{attr}` does not apply to {}", ty_name(self.s, &ty)), "`.min` and `.max` take lists of numbers or strings, or bytes");
                         }
                         self.fallible.set(true);
                         let r = match attr.as_str() {
@@ -330,8 +330,8 @@ impl Emitter<'_> {
                     }
                     ("length", Ty::Str) => (group(quote!(#ts.chars().count() as i128)), Ty::Int),
                     // Kaitai Struct's compiler refuses `.length` on a list: keep schemas it accepts.
-                    ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(&ty)), "use `.size` for the number of elements"),
-                    _ => return bad(format!("`.{attr}` is not a method or member of {}", ty_name(&ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
+                    ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(self.s, &ty)), "use `.size` for the number of elements"),
+                    _ => return bad(format!("`.{attr}` is not a method or member of {}", ty_name(self.s, &ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
                 }
             }
             _ => unreachable!("dispatched by the caller"),
@@ -376,14 +376,16 @@ impl Emitter<'_> {
                 let mut parts = Vec::new();
                 if let Ty::AnyUser(ts) = &**elem {
                     // User-type values: each copied into its variant of the types' enum.
-                    self.use_any_user(ts);
-                    let en = super::any_user_ident(ts);
+                    let ts: Vec<String> =
+                        ts.iter().map(|t| self.s.type_name(t).to_owned()).collect();
+                    self.use_any_user(&ts);
+                    let en = super::any_user_ident(&ts);
                     for (x, tx) in items.iter().zip(typed) {
                         let (xt, xty) = self.cx(x, tx, scope)?;
                         let Ty::User(tn) = xty else {
                             return Err(mismatch(e));
                         };
-                        let vi = type_ident(&tn);
+                        let vi = type_ident(self.s.type_name(&tn));
                         parts.push(quote!(#en::#vi(#xt.clone())));
                     }
                     return Ok((quote!(::std::vec::Vec::from([#(#parts),*])), te.ty.clone()));
@@ -478,8 +480,8 @@ impl Emitter<'_> {
                         )
                     }
                     _ => {
-                        let shown: Vec<String> = tys.iter().map(|t| ty_name(t)).collect();
-                        return bad(format!("`.{m}({})` is not a method of {}", shown.join(", "), ty_name(&ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
+                        let shown: Vec<String> = tys.iter().map(|t| ty_name(self.s, t)).collect();
+                        return bad(format!("`.{m}({})` is not a method of {}", shown.join(", "), ty_name(self.s, &ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
                     }
                 }
             }
@@ -519,18 +521,21 @@ impl Emitter<'_> {
                     }
                 }
                 if let Ty::Switch(owner, fid) = &ty {
-                    let field = self
-                        .s
-                        .type_def(owner)
-                        .and_then(|t| t.fields.iter().find(|g| &g.id == fid).map(|g| (t, g)));
+                    let t = self.s.ty(*owner);
+                    let field = t.fields.get(*fid).map(|g| (t, g));
                     if let Some((t, g)) = field {
                         if let Some((vi, tn, _)) = self
                             .switch_variants(g)
                             .into_iter()
-                            .find(|(_, tn, _)| tn == target)
+                            .find(|(_, tn, _)| self.s.type_name(tn) == target)
                         {
                             let en = Self::switch_enum_name(t, g);
-                            let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, tn);
+                            let msg = format!(
+                                "`{}.{}` does not hold a `{}`",
+                                t.name,
+                                g.id,
+                                self.s.type_name(&tn)
+                            );
                             self.fallible.set(true);
                             return Ok((
                                 then(
@@ -543,7 +548,10 @@ impl Emitter<'_> {
                         // `.as<u4>` on a switch mixing number and other cases: the number
                         // of the cases it picks (see `crate::num_type::cast_cases`).
                         let vs = self.switch_variants(g);
-                        let names: Vec<String> = vs.iter().map(|(_, tn, _)| tn.clone()).collect();
+                        let names: Vec<String> = vs
+                            .iter()
+                            .map(|(_, tn, _)| self.s.type_name(tn).to_owned())
+                            .collect();
                         let picked = crate::num_type::cast_cases(&names, target);
                         if let Some(first) = picked.first() {
                             let float = crate::num_type::case_number(first).is_some_and(|c| c.2);
@@ -553,7 +561,7 @@ impl Emitter<'_> {
                                 (quote!(i128), Ty::Int)
                             };
                             let en = Self::switch_enum_name(t, g);
-                            let arms = vs.iter().filter(|(_, tn, _)| picked.contains(&tn)).map(
+                            let arms = vs.iter().filter(|(_, tn, _)| picked.iter().any(|p| p.as_str() == self.s.type_name(tn))).map(
                                 |(vi, _, _)| quote!(#en::#vi(__c) => ::std::result::Result::Ok(*__c as #out),),
                             );
                             let msg = format!("`{}.{}` does not hold a `{}`", t.name, g.id, target);
@@ -625,7 +633,9 @@ impl Emitter<'_> {
                     }
                     Ty::List(_) => (quote!(#a[..].to_vec()), quote!(#b[..].to_vec())),
                     // Values of two user types: seen through the dynamic view.
-                    _ if te.ty == Ty::AnyStruct => (dyn_user(a, &at), dyn_user(b, &bt)),
+                    _ if te.ty == Ty::AnyStruct => {
+                        (dyn_user(self.s, a, &at), dyn_user(self.s, b, &bt))
+                    }
                     _ => (a, b),
                 };
                 let ty = if te.ty == Ty::AnyStruct {
@@ -876,14 +886,18 @@ impl Emitter<'_> {
     pub(super) fn member_of(
         &self,
         ts: &TokenStream,
-        tn: &str,
+        tn: &TypeRef,
         attr: &str,
         scope: &Scope,
     ) -> Result<(TokenStream, Ty), (String, String)> {
         let q = scope.ctx.q(self.cur_field.borrow().as_deref());
-        let Some(t) = self.s.type_def(tn) else {
-            return Err((format!("unknown type `{tn}`"), String::new()));
+        let Some(t) = self.s.type_of(tn) else {
+            return Err((
+                format!("unknown type `{}`", self.s.type_name(tn)),
+                String::new(),
+            ));
         };
+        let tn = t.name.as_str();
         if let Some(f) = t.fields.iter().find(|f| f.id == attr) {
             let fi = field_ident(attr);
             let derived = counts_and_lengths(t);
@@ -996,13 +1010,13 @@ impl Emitter<'_> {
     pub(super) fn param_args(
         &mut self,
         f: &Field,
-        tn: &str,
+        tn: &TypeRef,
         scope: &Scope,
         kp: &str,
     ) -> Option<Vec<TokenStream>> {
         let params = self
             .s
-            .type_def(tn)
+            .type_of(tn)
             .map(|t| t.params.clone())
             .unwrap_or_default();
         let args = self.args_of(f, tn, scope, kp)?;
@@ -1014,7 +1028,7 @@ impl Emitter<'_> {
                     // The reader's param is owned here: a copy of the value.
                     Arg::Direct(id)
                         if matches!(
-                            param_rust_ty(&p.kind).1,
+                            param_rust_ty(self.s, &p.kind).1,
                             Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool
                         ) =>
                     {
@@ -1055,22 +1069,22 @@ impl Emitter<'_> {
     /// (same kind, both optional or neither): its name, used as it is.
     fn direct_param(&self, a: &SrcExpr, p: &Param) -> Option<proc_macro2::Ident> {
         let Expr::Name(n) = &a.expr else { return None };
-        let t = self.s.type_def(&self.cur_type.borrow())?;
+        let t = self.s.ty(self.cur_type.get());
         let q = t.params.iter().find(|q| &q.id == n)?;
         (q.kind == p.kind && q.optional == p.optional).then(|| field_ident(n))
     }
 
     /// The arguments of field `f` for the `params` of type `tn`, as `param_args` but with a
     /// param passed on unchanged kept as its name.
-    fn args_of(&mut self, f: &Field, tn: &str, scope: &Scope, kp: &str) -> Option<Vec<Arg>> {
-        if self.s.opaque.iter().any(|n| n == tn) {
+    fn args_of(&mut self, f: &Field, tn: &TypeRef, scope: &Scope, kp: &str) -> Option<Vec<Arg>> {
+        if self.s.is_opaque(tn) {
             // An opaque type has no params: its arguments go to `read_with_args` (see
             // `opaque_args`), and the writer gives none.
             return Some(Vec::new());
         }
         let params = self
             .s
-            .type_def(tn)
+            .type_of(tn)
             .map(|t| t.params.clone())
             .unwrap_or_default();
         let explicit: Vec<Option<SrcExpr>> = match &f.kind {
@@ -1088,7 +1102,8 @@ impl Emitter<'_> {
                 f.pos_of("type"),
                 &format!("{kp}.type"),
                 format!(
-                    "type `{tn}` takes {} argument(s) but {} are given",
+                    "type `{}` takes {} argument(s) but {} are given",
+                    self.s.type_name(tn),
                     written,
                     explicit.len()
                 ),
@@ -1097,12 +1112,12 @@ impl Emitter<'_> {
             return None;
         }
         let mut all = explicit;
-        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| Some(*n) == tn.id()) {
             all.extend(ctx.iter().cloned());
         }
         let mut out = Vec::new();
         for (p, a) in params.iter().zip(&all) {
-            let (rty, want) = param_rust_ty(&p.kind);
+            let (rty, want) = param_rust_ty(self.s, &p.kind);
             let Some(a) = a else {
                 out.push(Arg::Value(quote!(::std::option::Option::<#rty>::None)));
                 continue;
@@ -1121,17 +1136,20 @@ impl Emitter<'_> {
             let ok = ty == want || (want == Ty::Float && ty == Ty::Int);
             if !ok {
                 let what = match &p.context {
-                    Some(c) => format!("`{c}` of `{tn}` (given as `{}`)", a.src),
+                    Some(c) => {
+                        format!("`{c}` of `{}` (given as `{}`)", self.s.type_name(tn), a.src)
+                    }
                     None => format!("argument `{}`", a.src),
                 };
                 self.err(
                     f.pos_of("type"),
                     &format!("{kp}.type"),
                     format!(
-                        "{what} is {} but param `{}` of `{tn}` is {}",
-                        ty_name(&ty),
+                        "{what} is {} but param `{}` of `{}` is {}",
+                        ty_name(self.s, &ty),
                         p.id,
-                        ty_name(&want)
+                        self.s.type_name(tn),
+                        ty_name(self.s, &want)
                     ),
                     "pass a value of the param's type",
                 );
@@ -1185,12 +1203,11 @@ impl Emitter<'_> {
     /// Whether `n` names a param of the type being emitted (held as `i128`, `f64`, ...) or
     /// an `f8` field (an `f64`): a number that needs no widening.
     fn is_param(&self, n: &str) -> bool {
-        self.s.type_def(&self.cur_type.borrow()).is_some_and(|t| {
-            t.params.iter().any(|p| p.id == n)
-                || t.fields
-                    .iter()
-                    .any(|f| f.id == n && matches!(f.kind, FieldKind::Float { bytes: 8, .. }))
-        })
+        let t = self.s.ty(self.cur_type.get());
+        t.params.iter().any(|p| p.id == n)
+            || t.fields
+                .iter()
+                .any(|f| f.id == n && matches!(f.kind, FieldKind::Float { bytes: 8, .. }))
     }
 
     /// The write of value `v` of type `tn` by field `f` into writer `w`: the check that `v`
@@ -1202,7 +1219,7 @@ impl Emitter<'_> {
     pub(super) fn child_write(
         &mut self,
         f: &Field,
-        tn: &str,
+        tn: &TypeRef,
         scope: &Scope,
         kp: &str,
         v: TokenStream,
@@ -1211,7 +1228,7 @@ impl Emitter<'_> {
         let args = self.args_of(f, tn, scope, kp)?;
         let params = self
             .s
-            .type_def(tn)
+            .type_of(tn)
             .map(|td| td.params.clone())
             .unwrap_or_default();
         let mut checks = Vec::new();
@@ -1222,7 +1239,7 @@ impl Emitter<'_> {
             }
             // In the writer a param is a copy or a reference (`let n = &self.n;`).
             let a = match a {
-                Arg::Direct(id) if p.context.is_some() || ctx_by_value(p) => {
+                Arg::Direct(id) if p.context.is_some() || ctx_by_value(self.s, p) => {
                     if p.context.is_some() {
                         ctx.push(quote!(#id));
                         continue;
@@ -1231,7 +1248,11 @@ impl Emitter<'_> {
                 }
                 Arg::Direct(id) => group(quote!(*#id)),
                 Arg::Value(a) if p.context.is_some() => {
-                    ctx.push(if ctx_by_value(p) { a } else { quote!(&#a) });
+                    ctx.push(if ctx_by_value(self.s, p) {
+                        a
+                    } else {
+                        quote!(&#a)
+                    });
                     continue;
                 }
                 Arg::Value(a) => a,
@@ -1271,7 +1292,7 @@ impl Emitter<'_> {
             ctx: Ctx::Method,
         };
         for p in &t.params {
-            let ty = param_rust_ty(&p.kind).1;
+            let ty = param_rust_ty(self.s, &p.kind).1;
             let ty = if p.optional {
                 Ty::Opt(Box::new(ty))
             } else {
@@ -1300,7 +1321,7 @@ impl Emitter<'_> {
             in_method: std::cell::Cell::new(true),
             own_io: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
-            cur_type: std::cell::RefCell::new(t.name.clone()),
+            cur_type: std::cell::Cell::new(t.id),
             opts: self.opts.clone(),
             member_io: self.member_io,
             // Only expressions are typed with this emitter; no type is emitted.
@@ -1319,7 +1340,7 @@ impl Emitter<'_> {
             me.ex(&c.expr, &scope)?;
         }
         let ty = match &i.enum_name {
-            Some(e) => Ty::Enum(e.clone()),
+            Some(e) => e.id().map_or(ty, Ty::Enum),
             None => ty,
         };
         Ok((ty, me.fallible.get()))
@@ -1373,30 +1394,34 @@ impl Emitter<'_> {
     #[allow(clippy::type_complexity)]
     pub(super) fn int_as_enum(
         &self,
-        e: &str,
+        r: &EnumRef,
         ts: TokenStream,
         ty: &Ty,
     ) -> Result<(TokenStream, Ty), (String, String)> {
-        if self.s.enum_def(e).is_none() {
+        let e = self.s.enum_name(r);
+        let Some(id) = r.id() else {
             return Err((
                 format!("unknown enum `{e}`"),
                 "name an enum from `enums`".into(),
             ));
-        }
+        };
         if ty != &Ty::Int {
             return Err((
-                format!("`enum: {e}` needs an integer value, found {}", ty_name(ty)),
+                format!(
+                    "`enum: {e}` needs an integer value, found {}",
+                    ty_name(self.s, ty)
+                ),
                 "give the instance an integer `value`".into(),
             ));
         }
-        if !self.open_enums.contains(e) {
+        if !self.open_enums.contains(&id) {
             return Err((
                 format!("`enum` on a value instance needs the open enum `{e}` (the schema sets `-sp-strict`)"),
                 "compare the integer with `.to_i` of enum values instead".into(),
             ));
         }
         let ei = type_ident(e);
-        Ok((quote!(#ei::from_i_open(#ts)), Ty::Enum(e.to_owned())))
+        Ok((quote!(#ei::from_i_open(#ts)), Ty::Enum(id)))
     }
 }
 
@@ -1409,10 +1434,10 @@ enum Arg {
 
 /// A branch of `? :` over values of several user types, borrowed as the dynamic view
 /// (`&dyn Reflect`): a value of type `ty` (one already seen so is kept).
-fn dyn_user(v: TokenStream, ty: &Ty) -> TokenStream {
+fn dyn_user(s: &Schema, v: TokenStream, ty: &Ty) -> TokenStream {
     match ty {
         Ty::User(tn) => {
-            let ti = type_ident(tn);
+            let ti = type_ident(s.type_name(tn));
             quote!({ let __d: &dyn ::statepack_runtime::reflect::Reflect = ::std::convert::identity::<&#ti>(&#v); __d })
         }
         _ => v,

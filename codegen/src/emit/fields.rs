@@ -606,7 +606,7 @@ impl Emitter<'_> {
                 .iter()
                 .find(|g| &g.id == list)
                 .and_then(|g| match &g.kind {
-                    FieldKind::User { name, .. } => self.s.type_def(name),
+                    FieldKind::User { ty: name, .. } => self.s.type_of(name),
                     _ => None,
                 })
                 .and_then(|et| et.fields.iter().find(|x| &x.id == field))
@@ -1167,10 +1167,10 @@ impl Emitter<'_> {
 /// schema name (`a \`header\``), as the interpreter shows it.
 fn shown_value(s: &Schema, f: &Field) -> TokenStream {
     match &f.kind {
-        FieldKind::User { name, .. } => {
+        FieldKind::User { ty: name, .. } => {
             let written = s
-                .type_def(name)
-                .map_or(name.as_str(), |t| t.schema_name.as_str());
+                .type_of(name)
+                .map_or(s.type_name(name), |t| t.schema_name.as_str());
             let text = format!("a `{written}`");
             quote!(::std::string::String::from(#text))
         }

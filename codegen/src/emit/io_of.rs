@@ -85,9 +85,9 @@ impl Emitter<'_> {
             Ctx::Write => crate::typed::Side::Write,
             Ctx::Method => crate::typed::Side::Value,
         };
-        let tn = self.cur_type.borrow().clone();
+        let tn = self.cur_type.get();
         let outer = self.fallible.replace(false);
-        let r = match self.typed.at(&tn, kp, side, io).cloned() {
+        let r = match self.typed.at(tn, kp, side, io).cloned() {
             Some(te) => self.borrow_user(&io.expr, &te, scope),
             None => self.ex_stored(io, scope, kp),
         };
@@ -120,7 +120,7 @@ impl Emitter<'_> {
         let (ts, ty) = self.cx(e, te, scope)?;
         Ok(match &ty {
             Ty::User(tn) => {
-                let ti = crate::names::type_ident(tn);
+                let ti = crate::names::type_ident(self.s.type_name(tn));
                 // Bound first, so that a reference (or a `Box`) is borrowed through.
                 (
                     quote!({ let __b = &#ts; ::std::convert::identity::<&#ti>(__b) }),
@@ -202,7 +202,7 @@ fn value_of(em: &mut Emitter<'_>, f: &Field, io: &SrcExpr, scope: &Scope) -> Opt
                 "`io: {}._io`: `{}` is {}, which has no member `_io` (only a user-type value has a stream)",
                 io.src,
                 io.src,
-                super::ty_name(&ty)
+                super::ty_name(em.s, &ty)
             ),
             "name a field (or a list element) holding a user type read with a `size`",
         );
@@ -214,7 +214,7 @@ fn value_of(em: &mut Emitter<'_>, f: &Field, io: &SrcExpr, scope: &Scope) -> Opt
         em.err(
             io.pos,
             &kp,
-            format!("`io: {}._io`: `{tn}` is also read without a `size` (`{}`, {at}), where it has no stream of its own", io.src, g.key_path),
+            format!("`io: {}._io`: `{}` is also read without a `size` (`{}`, {at}), where it has no stream of its own", io.src, s.type_name(&tn), g.key_path),
             "give every field reading the type a `size` (or `size-eos`), so that its values are substreams",
         );
         return None;

@@ -108,13 +108,13 @@ impl Scope {
 pub(crate) struct Emitter<'s> {
     s: &'s Schema,
     pub diags: Vec<Diag>,
-    min_len: HashMap<String, usize>,
+    min_len: HashMap<TypeId, usize>,
     /// Enums that keep unknown integers (used by a field without `-sp-strict`): they get the
     /// variant `Unlisted(i128)`.
-    open_enums: HashSet<String>,
+    open_enums: HashSet<EnumId>,
     /// Types read in a sized substream by a field without `-sp-strict`: they keep the bytes
     /// they leave unread (member `__unread`) and write them back.
-    unread_types: HashSet<String>,
+    unread_types: HashSet<TypeId>,
     /// The value instances of the type being emitted: a name that is not a field in scope
     /// may be one of them, and is replaced by its expression.
     cur_instances: Vec<Instance>,
@@ -135,7 +135,7 @@ pub(crate) struct Emitter<'s> {
     /// The seq field whose expressions are being emitted (named by their errors).
     cur_field: std::cell::RefCell<Option<String>>,
     /// The type whose code is being emitted (for `_sizeof`).
-    cur_type: std::cell::RefCell<String>,
+    cur_type: std::cell::Cell<TypeId>,
     /// The build's choices: custom processor and opaque type paths, and what to emit besides
     /// the native reader and writer (binrw, deku, bitvec impls).
     opts: crate::Options,
@@ -143,7 +143,7 @@ pub(crate) struct Emitter<'s> {
     /// type then keeps `__io_end`).
     member_io: bool,
     /// The types that always end on a byte boundary (computed once for the schema).
-    whole_types: HashSet<String>,
+    whole_types: HashSet<TypeId>,
     /// Whether every type of the schema ends on a byte boundary, so that the static bit
     /// phase is the reader's (`crate::bits::every_type_ends_aligned`; computed once).
     aligned_ends: bool,
@@ -253,7 +253,7 @@ impl<'s> Emitter<'s> {
             in_method: std::cell::Cell::new(false),
             own_io: std::cell::Cell::new(false),
             cur_field: std::cell::RefCell::new(None),
-            cur_type: std::cell::RefCell::new(String::new()),
+            cur_type: std::cell::Cell::new(TypeId(0)),
             opts: crate::Options::default(),
             member_io: crate::instances::uses_member_io(s),
             whole_types: crate::shape::whole_byte_types(s),
@@ -281,16 +281,18 @@ impl<'s> Emitter<'s> {
     /// (`has_valid`), recursion, processing or terminator.
     fn in_place_elem(&self, f: &Field, has_valid: bool) -> Option<proc_macro2::Ident> {
         match &f.kind {
-            FieldKind::User { name, size: None }
-                if !has_valid
-                    && f.recursive.is_empty()
-                    && f.process.is_none()
-                    && f.term.is_none() =>
+            FieldKind::User {
+                ty: name,
+                size: None,
+            } if !has_valid
+                && f.recursive.is_empty()
+                && f.process.is_none()
+                && f.term.is_none() =>
             {
                 self.s
-                    .type_def(name)
+                    .type_of(name)
                     .filter(|et| self.plain_reader(et))
-                    .map(|_| type_ident(name))
+                    .map(|_| type_ident(self.s.type_name(name)))
             }
             _ => None,
         }
@@ -325,9 +327,19 @@ impl<'s> Emitter<'s> {
     /// The type has positional instances or uses `_io`, or lays out the instances of the
     /// types it reads (`-sp-end-zeros`): written in a sized field, it is given its own
     /// stream start (`ByteWriter::push_io`).
-    fn type_needs_io(&self, name: &str) -> bool {
+    /// Whether enum `e` keeps unknown integers (see `shape::open_enums`).
+    fn is_open(&self, e: &EnumRef) -> bool {
+        e.id().is_some_and(|i| self.open_enums.contains(&i))
+    }
+
+    /// Whether type `t` keeps the bytes it leaves unread (see `shape::unread_types`).
+    fn is_unread(&self, t: &TypeRef) -> bool {
+        t.id().is_some_and(|i| self.unread_types.contains(&i))
+    }
+
+    fn type_needs_io(&self, name: &TypeRef) -> bool {
         self.s
-            .type_def(name)
+            .type_of(name)
             .is_some_and(|t| crate::instances::type_uses_io(t) || t.end_zeros.is_some())
     }
 
@@ -339,8 +351,8 @@ impl<'s> Emitter<'s> {
 
     /// The variant names enum `e`'s values cannot take: `Self`, and `Unlisted` when the
     /// enum keeps unknown integers (see `names::variant_names`).
-    pub(crate) fn reserved_variants(&self, e: &str) -> &'static [&'static str] {
-        if self.open_enums.contains(e) {
+    pub(crate) fn reserved_variants(&self, e: EnumId) -> &'static [&'static str] {
+        if self.open_enums.contains(&e) {
             &["Self", "Unlisted"]
         } else {
             &["Self"]
@@ -382,7 +394,7 @@ impl<'s> Emitter<'s> {
         let mut items = Vec::new();
         for e in &self.s.enums {
             items.push(self.emit_enum(e));
-            items.push(reflect::enum_impl(e, self.open_enums.contains(&e.name)));
+            items.push(reflect::enum_impl(e, self.open_enums.contains(&e.id)));
         }
         for (i, t) in self.s.types.iter().enumerate() {
             if let Some(ts) = self.emit_type(t, i == 0) {
@@ -450,14 +462,14 @@ impl<'s> Emitter<'s> {
             FieldKind::Int {
                 enum_name: Some(e), ..
             } => {
-                let i = type_ident(e);
+                let i = type_ident(self.s.enum_name(e));
                 quote!(#i)
             }
             FieldKind::Int { bytes, signed, .. } => int_ty(*bytes, *signed),
             FieldKind::Bits {
                 enum_name: Some(e), ..
             } => {
-                let i = type_ident(e);
+                let i = type_ident(self.s.enum_name(e));
                 quote!(#i)
             }
             FieldKind::Bits {
@@ -470,8 +482,8 @@ impl<'s> Emitter<'s> {
             FieldKind::Bytes(_) => quote!(::std::vec::Vec<u8>),
             FieldKind::Contents(_) => quote!(()),
             FieldKind::Str { .. } => quote!(::std::string::String),
-            FieldKind::User { name, .. } => {
-                let i = type_ident(name);
+            FieldKind::User { ty: name, .. } => {
+                let i = type_ident(self.s.type_name(name));
                 if f.boxed {
                     quote!(::std::boxed::Box<#i>)
                 } else {
@@ -553,7 +565,7 @@ impl UsizeLit for Literal {
 /// Binds `_` (the element under test) from a reference: by value for copyable types, so
 /// expressions can use it as a number, by reference otherwise.
 /// The member type of a param and its type in expressions.
-fn param_rust_ty(k: &ParamKind) -> (TokenStream, Ty) {
+fn param_rust_ty(s: &Schema, k: &ParamKind) -> (TokenStream, Ty) {
     match k {
         ParamKind::Int => (quote!(i128), Ty::Int),
         ParamKind::Bool => (quote!(bool), Ty::Bool),
@@ -561,22 +573,26 @@ fn param_rust_ty(k: &ParamKind) -> (TokenStream, Ty) {
         ParamKind::Str => (quote!(::std::string::String), Ty::Str),
         ParamKind::Bytes => (quote!(::std::vec::Vec<u8>), Ty::Bytes),
         ParamKind::Enum(e) => {
-            let i = type_ident(e);
-            (quote!(#i), Ty::Enum(e.clone()))
+            let i = type_ident(s.enum_name(e));
+            (quote!(#i), e.id().map_or(Ty::Int, Ty::Enum))
         }
         // `crate::context` has given every `struct` param a user type; one that is left
         // has been reported there.
         ParamKind::User(t) => {
-            let i = type_ident(t);
+            let i = type_ident(s.type_name(t));
             (quote!(#i), Ty::User(t.clone()))
         }
         ParamKind::Struct => (quote!(()), Ty::Bool),
         ParamKind::AnyUser(ts) => {
-            let i = any_user_ident(ts);
-            (quote!(#i), Ty::AnyUser(ts.clone()))
+            let names: Vec<String> = ts.iter().map(|t| s.ty(*t).name.clone()).collect();
+            let i = any_user_ident(&names);
+            (
+                quote!(#i),
+                Ty::AnyUser(ts.iter().map(|t| TypeRef::Id(*t)).collect()),
+            )
         }
         ParamKind::List(inner) => {
-            let (r, t) = param_rust_ty(inner);
+            let (r, t) = param_rust_ty(s, inner);
             (quote!(::std::vec::Vec<#r>), Ty::List(Box::new(t)))
         }
         ParamKind::Io => (quote!(::statepack_runtime::positional::Stream), Ty::Io),
@@ -594,10 +610,10 @@ pub(crate) fn any_user_ident(ts: &[String]) -> proc_macro2::Ident {
 
 /// Whether the writer takes the value of context param `p` by value (numbers, conditions,
 /// enums) rather than by reference.
-fn ctx_by_value(p: &Param) -> bool {
+fn ctx_by_value(s: &Schema, p: &Param) -> bool {
     !p.optional
         && matches!(
-            param_rust_ty(&p.kind).1,
+            param_rust_ty(s, &p.kind).1,
             Ty::Int | Ty::Float | Ty::Enum(_) | Ty::Bool
         )
 }
@@ -845,7 +861,7 @@ fn switch_tail(f: &Field) -> bool {
     !f.strict
         && f.process.is_none()
         && matches!(&f.kind, FieldKind::Switch { size: Some(_), cases, default, .. }
-            if cases.iter().map(|(_, n)| n).chain(default.iter()).any(|n| crate::num_type::case_builtin(n)))
+            if cases.iter().map(|(_, n)| n).chain(default.iter()).any(|n| matches!(n, TypeRef::Named(n) if crate::num_type::case_builtin(n))))
 }
 
 /// The character set of a switch's `str` and `strz` cases.

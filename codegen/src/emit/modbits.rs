@@ -23,7 +23,7 @@
 //! `repeat`, a positional instance, a processed field, any field that is not a
 //! least-significant-bit-first bit field, or bit fields that end inside a byte.
 
-use crate::ir::{FieldKind, Repeat, TypeDef};
+use crate::ir::{FieldKind, Repeat, Schema, TypeDef};
 use crate::names::field_ident;
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -61,7 +61,7 @@ fn view_member(snake: &str) -> Ident {
 
 /// The view of `t` (named `name` in the generated module), when it has one: the
 /// `#[bitfield]` struct for the `bitfield` submodule, and the conversions beside the type.
-pub(crate) fn view(t: &TypeDef, name: &Ident) -> Option<(TokenStream, TokenStream)> {
+pub(crate) fn view(s: &Schema, t: &TypeDef, name: &Ident) -> Option<(TokenStream, TokenStream)> {
     let bits = view_bits(t)?;
     let bytes = (bits / 8) as usize;
     let members = t.fields.iter().map(|f| {
@@ -84,7 +84,7 @@ pub(crate) fn view(t: &TypeDef, name: &Ident) -> Option<(TokenStream, TokenStrea
             match &f.kind {
                 FieldKind::Bits {
                     enum_name: Some(e), ..
-                } => format!(", the stored code of enum `{e}`"),
+                } => format!(", the stored code of enum `{}`", s.enum_name(e)),
                 FieldKind::Bits {
                     offset_binary: true,
                     ..

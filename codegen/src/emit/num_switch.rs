@@ -135,12 +135,15 @@ impl Emitter<'_> {
             return quote!();
         };
         let vs = self.switch_variants(f);
-        if vs.iter().any(|(_, tn, _)| case_number(tn).is_none()) {
+        if vs
+            .iter()
+            .any(|(_, tn, _)| case_number(self.s.type_name(tn)).is_none())
+        {
             return quote!();
         }
         let float = vs
             .iter()
-            .any(|(_, tn, _)| case_number(tn).is_some_and(|c| c.2));
+            .any(|(_, tn, _)| case_number(self.s.type_name(tn)).is_some_and(|c| c.2));
         let out = if float { quote!(f64) } else { quote!(i128) };
         let arms = vs
             .iter()

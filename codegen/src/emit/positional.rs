@@ -5,7 +5,7 @@
 use super::{group, Emitter, Scope, Ty};
 use crate::derive::{placed_instances, Placed};
 use crate::instances::{keeps_io_end, keeps_read_pos};
-use crate::ir::{Endian, Field, FieldKind, Positional};
+use crate::ir::{Endian, Field, FieldKind, Positional, TypeId};
 use crate::names::temp_for;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -221,8 +221,7 @@ pub(crate) fn emit_write(
 /// `k` when `f` is the trailer of the root type being emitted (`pos: _io.size - k`, see
 /// [`crate::instances::trailer`]), which the writer puts at the end of the file.
 fn trailer_len(em: &Emitter<'_>, f: &Field) -> Option<i128> {
-    let tn = em.cur_type.borrow().clone();
-    if em.s.types.first().is_none_or(|r| r.name != tn) {
+    if em.cur_type.get() != TypeId(0) {
         return None;
     }
     crate::instances::trailer(em.s).and_then(|(id, k)| (id == f.id).then_some(k))
@@ -231,8 +230,7 @@ fn trailer_len(em: &Emitter<'_>, f: &Field) -> Option<i128> {
 /// How the writer places positional instance `f` of the type being emitted, when it does
 /// (see [`crate::derive::placed_instances`]).
 pub(crate) fn placed(em: &Emitter<'_>, f: &Field) -> Option<Placed> {
-    let tn = em.cur_type.borrow().clone();
-    let t = em.s.type_def(&tn)?;
+    let t = em.s.ty(em.cur_type.get());
     placed_instances(em.s, t).remove(&f.id)
 }
 
@@ -280,7 +278,7 @@ fn placed_write(
     whole: bool,
     stmt: TokenStream,
 ) -> Option<TokenStream> {
-    let tn = em.cur_type.borrow().clone();
+    let tn = em.cur_type.get();
     let FieldKind::Int {
         bytes,
         signed,
@@ -320,7 +318,7 @@ fn placed_write(
         (_, 1) => quote!(__pos - #offset),
         _ => quote!((__pos - #offset) / #step),
     };
-    let is_root = em.s.types.first().is_some_and(|r| r.name == tn);
+    let is_root = tn == TypeId(0);
     let floating = (!is_root && !whole).then(|| {
         // Placed once the root lays out the output: until then the bytes written after this
         // type (later list elements, the rest of the enclosing types) are not known. (An

@@ -14,7 +14,7 @@ impl Emitter<'_> {
         kp: &str,
     ) -> Option<TokenStream> {
         Some(match &f.kind {
-            FieldKind::User { name, .. } => {
+            FieldKind::User { ty: name, .. } => {
                 let (checks, call) =
                     self.child_write(f, name, scope, kp, quote!(__v), quote!(&mut __sw))?;
                 quote! {
@@ -61,7 +61,7 @@ impl Emitter<'_> {
                         self.err(
                             e.pos,
                             &kp,
-                            format!("the xor key `{}` is {}", e.src, ty_name(&other)),
+                            format!("the xor key `{}` is {}", e.src, ty_name(self.s, &other)),
                             "give an integer (one byte) or a byte field",
                         );
                         return None;
@@ -100,7 +100,11 @@ impl Emitter<'_> {
                             self.err(
                                 a.pos,
                                 &kp,
-                                format!("processor argument `{}` is {}", a.src, ty_name(&other)),
+                                format!(
+                                    "processor argument `{}` is {}",
+                                    a.src,
+                                    ty_name(self.s, &other)
+                                ),
                                 "give integers, conditions, floats, strings or byte arrays",
                             );
                             return None;

@@ -49,9 +49,9 @@ impl Emitter<'_> {
         // The processed bytes count against the file's processed-bytes budget, which the
         // reader of a user type's bytes shares.
         let value = match &f.kind {
-            FieldKind::User { name, .. } => {
-                let ti = type_ident(name);
-                let finish = if !f.strict && self.unread_types.contains(name) {
+            FieldKind::User { ty: name, .. } => {
+                let ti = type_ident(self.s.type_name(name));
+                let finish = if !f.strict && self.is_unread(name) {
                     quote!({
                         __v.__unread_pad = __sub.align_to_byte_keep();
                         __v.__unread = __sub.take_rest().to_vec();

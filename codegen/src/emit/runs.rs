@@ -158,9 +158,9 @@ impl Emitter<'_> {
                     endian: *endian,
                     enum_ty: enum_name.as_ref().map(|e| {
                         (
-                            crate::names::type_ident(e),
-                            self.open_enums.contains(e) && !f.strict,
-                            e.clone(),
+                            crate::names::type_ident(self.s.enum_name(e)),
+                            self.is_open(e) && !f.strict,
+                            self.s.enum_name(e).to_owned(),
                         )
                     }),
                 }),
@@ -205,9 +205,16 @@ impl Emitter<'_> {
     /// a `repeat-expr` count checked against the same bytes would allocate.
     pub(super) fn open_list(&self, f: &Field) -> TokenStream {
         let min = match (&f.repeat, &f.kind) {
-            (Repeat::Eos, FieldKind::User { name, size: None }) if f.term.is_none() => {
-                self.min_len.get(name).copied().unwrap_or(0)
-            }
+            (
+                Repeat::Eos,
+                FieldKind::User {
+                    ty: name,
+                    size: None,
+                },
+            ) if f.term.is_none() => name
+                .id()
+                .and_then(|i| self.min_len.get(&i).copied())
+                .unwrap_or(0),
             (Repeat::Eos, FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. }) => {
                 *bytes as usize
             }

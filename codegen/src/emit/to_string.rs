@@ -39,7 +39,7 @@ impl Emitter<'_> {
                     format!(
                         "`to-string` must be a string, but `{}` is {}",
                         e.src,
-                        ty_name(&other)
+                        ty_name(self.s, &other)
                     ),
                     "convert it, e.g. `value.to_s` or `\"id \" + id.to_s`",
                 );

@@ -7,10 +7,10 @@ impl Emitter<'_> {
     pub(super) fn emit_type(&mut self, t: &TypeDef, is_root: bool) -> Option<TokenStream> {
         self.cur_instances = t.instances.clone();
         self.cur_lazy = crate::lazy::lazy_instances(self.s, t, &self.refs);
-        *self.cur_type.borrow_mut() = t.name.clone();
+        self.cur_type.set(t.id);
         let derived = self.derived(t);
         let name = type_ident(&t.name);
-        let min_len = lit_usize(*self.min_len.get(&t.name).unwrap_or(&0));
+        let min_len = lit_usize(*self.min_len.get(&t.id).unwrap_or(&0));
         let mut p = TypeParts::new();
         self.type_params(t, &derived, &mut p)?;
         for f in &t.fields {
@@ -42,7 +42,7 @@ impl Emitter<'_> {
             ..
         } = p;
 
-        if self.unread_types.contains(&t.name) {
+        if self.unread_types.contains(&t.id) {
             unread_members(
                 &mut struct_fields,
                 &mut ctor,
@@ -154,7 +154,7 @@ impl Emitter<'_> {
             },
         );
         let bitfield_conv = self.bitfield_view(t, &name);
-        let root_api = Self::root_api(t, &name, is_root);
+        let root_api = Self::root_api(self.s, t, &name, is_root);
         let (read_inline, mut read_body, read_into) =
             Self::reader_bodies((&reads, &post_read_checks, &ctor), whole_fallback);
         if let Some(n) = t.end_zeros {
@@ -250,14 +250,19 @@ impl Emitter<'_> {
 
     /// For the root type: `decode`, `decode_traced` and `encode`, and its `RootType` impl when it
     /// takes no `params` (nothing for another type).
-    pub(super) fn root_api(t: &TypeDef, name: &proc_macro2::Ident, is_root: bool) -> TokenStream {
+    pub(super) fn root_api(
+        s: &Schema,
+        t: &TypeDef,
+        name: &proc_macro2::Ident,
+        is_root: bool,
+    ) -> TokenStream {
         let root_params: Vec<TokenStream> = t
             .params
             .iter()
             .filter(|p| p.context.is_none())
             .map(|p| {
                 let id = field_ident(&p.id);
-                let (rty, _) = param_rust_ty(&p.kind);
+                let (rty, _) = param_rust_ty(s, &p.kind);
                 if p.optional {
                     quote!(#id: ::std::option::Option<#rty>)
                 } else {
@@ -419,7 +424,7 @@ impl Emitter<'_> {
                 );
             }
             let id = field_ident(&p.id);
-            let (rty, ty) = param_rust_ty(&p.kind);
+            let (rty, ty) = param_rust_ty(self.s, &p.kind);
             let (rty, ty) = if p.optional {
                 (quote!(::std::option::Option<#rty>), Ty::Opt(Box::new(ty)))
             } else {
@@ -438,7 +443,7 @@ impl Emitter<'_> {
             rscope.vars.push((p.id.clone(), ty.clone()));
             if p.context.is_some() {
                 // Context params are arguments of the writer (see `child_write`).
-                if ctx_by_value(p) {
+                if ctx_by_value(self.s, p) {
                     ctx_write_args.push(quote!(#id: #rty));
                     ctx_members.push(quote!(self.#id));
                 } else {
@@ -653,9 +658,9 @@ impl Emitter<'_> {
     /// The conversions of `t`'s modular-bitfield view (option `modular_bitfield`), its
     /// declaration kept for the module's `bitfield` submodule; nothing when it has none.
     fn bitfield_view(&mut self, t: &TypeDef, name: &proc_macro2::Ident) -> TokenStream {
-        match modbits::view(t, name) {
+        match modbits::view(self.s, t, name) {
             Some((decl, conv))
-                if self.opts.modular_bitfield && !self.unread_types.contains(&t.name) =>
+                if self.opts.modular_bitfield && !self.unread_types.contains(&t.id) =>
             {
                 self.bitfield_views.push(decl);
                 conv

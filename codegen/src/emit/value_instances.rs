@@ -178,7 +178,7 @@ impl Emitter<'_> {
         };
         for p in &t.params {
             let id = field_ident(&p.id);
-            let (_, ty) = param_rust_ty(&p.kind);
+            let (_, ty) = param_rust_ty(self.s, &p.kind);
             let ty = if p.optional {
                 Ty::Opt(Box::new(ty))
             } else {
@@ -239,7 +239,7 @@ impl Emitter<'_> {
                 quote!(__rf::Value::Bytes(::std::borrow::Cow::Owned(__x))),
             ),
             Ty::Enum(e) => {
-                let ei = type_ident(e);
+                let ei = type_ident(&self.s.enm(*e).name);
                 (
                     quote!(#ei),
                     ts,
@@ -251,7 +251,7 @@ impl Emitter<'_> {
                 )
             }
             Ty::User(tn) => {
-                let ti = type_ident(tn);
+                let ti = type_ident(self.s.type_name(tn));
                 (
                     quote!(&#ti),
                     quote!(::std::convert::identity::<&#ti>(#ts)),
@@ -304,11 +304,8 @@ impl Emitter<'_> {
             Ty::Switch(owner, fid) => {
                 // The body of a switch field (or of one of two with the same cases, `c ?
                 // a : b`): borrowed, shown as the case it holds.
-                let en = self
-                    .s
-                    .type_def(owner)
-                    .and_then(|o| o.fields.iter().find(|g| &g.id == fid).map(|g| (o, g)))
-                    .map(|(o, g)| Self::switch_enum_name(o, g));
+                let o = self.s.ty(*owner);
+                let en = o.fields.get(*fid).map(|g| Self::switch_enum_name(o, g));
                 let en = en?;
                 (
                     quote!(&#en),
@@ -319,7 +316,7 @@ impl Emitter<'_> {
             Ty::List(e) if matches!(**e, Ty::User(_)) => {
                 // A list of user-type values: borrowed from the fields it comes from.
                 let tn = match &**e {
-                    Ty::User(tn) => tn.as_str(),
+                    Ty::User(tn) => self.s.type_name(tn),
                     _ => "",
                 };
                 let ti = type_ident(tn);
@@ -334,7 +331,8 @@ impl Emitter<'_> {
             Ty::List(e) if matches!(**e, Ty::AnyUser(_)) => {
                 // A list literal of user-type values: copies, each in the types' enum.
                 let Ty::AnyUser(set) = &**e else { return None };
-                let en = super::any_user_ident(set);
+                let set: Vec<String> = set.iter().map(|t| self.s.type_name(t).to_owned()).collect();
+                let en = super::any_user_ident(&set);
                 (
                     quote!(::std::vec::Vec<#en>),
                     quote!(<[#en]>::to_vec(&#ts[..])),
@@ -347,7 +345,7 @@ impl Emitter<'_> {
                     &format!("{kp}.value"),
                     format!(
                         "value instances of {} are not supported yet",
-                        ty_name(other)
+                        ty_name(self.s, other)
                     ),
                     "give the instance a number, condition, string, bytes or enum value",
                 );

@@ -131,7 +131,7 @@ impl<'s> Frame<'s> {
 
 /// A typed tree's key: its type, side, line and column, and text (as the check stage keeps
 /// it, without the key path).
-type TreeKey<'s> = (&'s str, Side, (usize, usize), &'s str);
+type TreeKey<'s> = (crate::ir::TypeId, Side, (usize, usize), &'s str);
 
 /// A map keyed by addresses ([`AddrHasher`]).
 type ByAddr<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
@@ -144,7 +144,7 @@ type ByAddr<V> = HashMap<u64, V, BuildHasherDefault<AddrHasher>>;
 /// of every param and field of its type, as the Rust backend types such expressions.
 pub(crate) struct Trees<'s> {
     schema: &'s Schema,
-    open: HashSet<String>,
+    open: HashSet<crate::ir::EnumId>,
     index: HashMap<TreeKey<'s>, &'s TExpr>,
     /// The trees found so far, by the expression's address and side ([`Trees::slot`]).
     seen: RefCell<ByAddr<(Pos, Arc<TExpr>)>>,
@@ -193,12 +193,7 @@ impl<'s> Trees<'s> {
     pub fn new(schema: &'s Schema, typed: &'s TypedSchema) -> Self {
         let mut index = HashMap::with_capacity(typed.exprs.len());
         for x in &typed.exprs {
-            let k = (
-                x.type_name.as_str(),
-                x.side,
-                (x.pos.line, x.pos.col),
-                x.src.as_str(),
-            );
+            let k = (x.ty, x.side, (x.pos.line, x.pos.col), x.src.as_str());
             index.entry(k).or_insert(&x.expr);
         }
         Trees {
@@ -226,12 +221,7 @@ impl<'s> Trees<'s> {
                 return Ok(tree.clone());
             }
         }
-        let k = (
-            t.name.as_str(),
-            side,
-            (e.pos.line, e.pos.col),
-            e.src.as_str(),
-        );
+        let k = (t.id, side, (e.pos.line, e.pos.col), e.src.as_str());
         let tree = match self.index.get(&k) {
             Some(x) => Arc::new((*x).clone()),
             None => Arc::new(self.type_here(t, e, side)?),
@@ -375,8 +365,8 @@ pub(crate) fn instance_value(
     }
     let v = eval(&inst.value, &sc)?.into_owned();
     match (&inst.enum_name, v) {
-        (Some(e), DynValue::Int(x)) => enum_value(schema, e, x),
-        (Some(e), DynValue::Enum(x)) => enum_value(schema, e, x.value),
+        (Some(e), DynValue::Int(x)) => enum_value(schema, schema.enum_name(e), x),
+        (Some(e), DynValue::Enum(x)) => enum_value(schema, schema.enum_name(e), x.value),
         (_, v) => Ok(v),
     }
 }
@@ -385,7 +375,7 @@ pub(crate) fn instance_value(
 /// it.
 pub(crate) fn enum_value(schema: &Schema, name: &str, x: i128) -> R<DynValue> {
     let e = schema
-        .enum_def(name)
+        .enum_named(name)
         .ok_or_else(|| format!("no enum `{name}`"))?;
     Ok(DynValue::Enum(EnumValue {
         enum_name: intern(&e.schema_name),
@@ -466,17 +456,14 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
         attr(base, name)
     }
 
-    fn enum_value(&self, en: &str, value: &str) -> R<DynValue> {
+    fn enum_value(&self, en: crate::ir::EnumId, value: &str) -> R<DynValue> {
         // `value` is the name in the tree: its address stands for the literal.
         let trees = self.frame.trees;
         let key = value.as_ptr() as u64;
         if let (false, Some(v)) = (value.is_empty(), trees.enums.borrow().get(&key)) {
             return Ok(DynValue::Enum(*v));
         }
-        let def = self
-            .schema
-            .enum_def(en)
-            .ok_or_else(|| format!("no enum `{en}`"))?;
+        let def = self.schema.enm(en);
         let v = def
             .values
             .iter()
@@ -491,8 +478,12 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
         Ok(DynValue::Enum(v))
     }
 
-    fn as_enum(&self, en: &str, x: i128) -> R<DynValue> {
-        enum_value(self.schema, en, x)
+    fn as_enum(&self, en: crate::ir::EnumId, x: i128) -> R<DynValue> {
+        enum_value(self.schema, &self.schema.enm(en).name, x)
+    }
+
+    fn enum_label(&self, en: crate::ir::EnumId) -> String {
+        self.schema.enm(en).name.clone()
     }
 
     fn context_param(&self, p: &str) -> R<Option<Cow<'a, DynValue>>> {
@@ -507,7 +498,7 @@ impl<'a> sem::TreeEnv<'a> for Scope<'a> {
     /// Casts name types by their unique names (`opcode_strval`); values carry schema names.
     fn cast_struct_name(&self, ty: &str) -> String {
         let t = ty.strip_suffix("[]").unwrap_or(ty);
-        match self.schema.type_def(t) {
+        match self.schema.type_named(t) {
             Some(def) => def.schema_name.clone(),
             None => t.rsplit("::").next().unwrap_or(t).to_owned(),
         }

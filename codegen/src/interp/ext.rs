@@ -238,7 +238,7 @@ impl SchemaOpaque {
         }
         let min_len = crate::sizes::min_lens(&schema.schema)
             .0
-            .get(&root.name)
+            .get(&root.id)
             .copied()
             .unwrap_or(0);
         Ok(Self {

@@ -259,11 +259,12 @@ pub fn unsupported_with(schema: &Schema, ext: &Extensions) -> Option<String> {
                     ));
                 }
             }
-            if let FieldKind::User { name, .. } = &f.kind {
-                if !f.args.is_empty() && schema.opaque.contains(name) {
+            if let FieldKind::User { ty, .. } = &f.kind {
+                if !f.args.is_empty() && schema.is_opaque(ty) {
                     return Some(format!(
-                        "{}: opaque type {name} is given arguments, which the interpreter cannot pass",
-                        f.key_path
+                        "{}: opaque type {} is given arguments, which the interpreter cannot pass",
+                        f.key_path,
+                        schema.type_name(ty)
                     ));
                 }
             }

@@ -309,9 +309,9 @@ pub(crate) struct Interp<'s> {
     /// (`io: X._io`): values read in a substream of their own keep its bytes.
     keep_streams: bool,
     /// Enums used by a field under Kaitai's rules: an integer they do not list is kept.
-    open_enums: HashSet<String>,
+    open_enums: HashSet<EnumId>,
     /// The fewest bytes each type can take (the generated `MIN_LEN`), for count checks.
-    min_lens: HashMap<String, usize>,
+    min_lens: HashMap<TypeId, usize>,
     /// Set by [`decode_partial`]: the partial value of the innermost failing read, handed up
     /// and wrapped by each enclosing read as the error passes through it.
     partial: Option<RefCell<Option<Partial>>>,
@@ -359,7 +359,11 @@ impl<'s> Interp<'s> {
         let mut open_enums = HashSet::new();
         for t in &s.types {
             if !s.strict {
-                open_enums.extend(t.instances.iter().filter_map(|i| i.enum_name.clone()));
+                open_enums.extend(
+                    t.instances
+                        .iter()
+                        .filter_map(|i| i.enum_name.as_ref().and_then(EnumRef::id)),
+                );
             }
             for f in t.fields.iter().filter(|f| !f.strict) {
                 if let FieldKind::Int {
@@ -369,7 +373,7 @@ impl<'s> Interp<'s> {
                     enum_name: Some(e), ..
                 } = &f.kind
                 {
-                    open_enums.insert(e.clone());
+                    open_enums.extend(e.id());
                 }
             }
         }
@@ -1170,10 +1174,13 @@ impl<'s> Interp<'s> {
     /// the generated reader makes it).
     fn min_len(&self, f: &Field) -> usize {
         match &f.kind {
-            FieldKind::User { name, .. } => match self.opaque(name) {
+            FieldKind::User { ty: name, .. } => match self.opaque(name) {
                 // An opaque type's own figure, as the generated reader takes its `MIN_LEN`.
                 Some(c) => c.min_len(),
-                None => self.min_lens.get(name).copied().unwrap_or(0),
+                None => name
+                    .id()
+                    .and_then(|i| self.min_lens.get(&i).copied())
+                    .unwrap_or(0),
             },
             FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => usize::from(*bytes),
             FieldKind::Str { size: None, .. } => 1,
@@ -1316,7 +1323,7 @@ impl<'s> Interp<'s> {
             } => {
                 let endian = frame.order(*endian).map_err(|m| semantic(at, m))?;
                 let raw = read_int(r, *bytes, *signed, endian)?;
-                self.as_enum(f, enum_name.as_deref(), raw, at)
+                self.as_enum(f, enum_name.as_ref(), raw, at)
             }
             FieldKind::Float { bytes, endian } => Ok(DynValue::Float(
                 match (bytes, frame.order(*endian).map_err(|m| semantic(at, m))?) {
@@ -1340,7 +1347,7 @@ impl<'s> Interp<'s> {
                     r.read_bits_be(w)?
                 };
                 if enum_name.is_some() {
-                    return self.as_enum(f, enum_name.as_deref(), i128::from(raw), at);
+                    return self.as_enum(f, enum_name.as_ref(), i128::from(raw), at);
                 }
                 Ok(match (width, offset_binary) {
                     (1, false) => DynValue::Bool(raw != 0),
@@ -1366,7 +1373,7 @@ impl<'s> Interp<'s> {
                 let (val, _) = r.read_terminated(n, term_of(f.term.as_ref()))?;
                 let data = self.unprocess(r, frame, f, val, at, index)?;
                 match &f.kind {
-                    FieldKind::User { name, .. } => {
+                    FieldKind::User { ty: name, .. } => {
                         let params = self.args(r, frame, f, name, index)?;
                         self.read_sub(r, &data, f, name, params)
                     }
@@ -1383,7 +1390,7 @@ impl<'s> Interp<'s> {
             FieldKind::Str { size: None, .. } if f.term.is_some() => {
                 self.read_terminated(r, f, None, at)
             }
-            FieldKind::User { name, size } if f.term.is_some() => {
+            FieldKind::User { ty: name, size } if f.term.is_some() => {
                 let n = self.size(r, frame, size.as_ref(), index)?;
                 let term = term_of(f.term.as_ref());
                 let (val, _) = r.read_terminated(n, term)?;
@@ -1397,7 +1404,7 @@ impl<'s> Interp<'s> {
                 ))
             }
             FieldKind::User {
-                name,
+                ty: name,
                 size: Some(size),
             } if f.process.is_some() => {
                 let stored = self.take(r, frame, size, index)?;
@@ -1417,11 +1424,11 @@ impl<'s> Interp<'s> {
                     b, encoding, at,
                 )?))
             }
-            FieldKind::User { name, size } if self.opaque(name).is_some() => {
+            FieldKind::User { ty: name, size } if self.opaque(name).is_some() => {
                 self.read_opaque_sized(r, frame, f, name, size.as_ref(), index)
             }
-            FieldKind::User { name, size } => {
-                let t = self.type_named(name, at)?;
+            FieldKind::User { ty: name, size } => {
+                let t = self.type_of(name, at)?;
                 let params = self.args(r, frame, f, name, index)?;
                 let v = match size {
                     None => self.read_type(r, t, params)?,
@@ -1500,7 +1507,7 @@ impl<'s> Interp<'s> {
             return Ok(DynValue::Null);
         };
         let at = r.offset();
-        let mut chosen: Option<&str> = None;
+        let mut chosen: Option<&TypeRef> = None;
         {
             let sc = self.scope(frame, r, index.map(|i| i as i128));
             let v = ex(eval(on, &sc), on, at)?;
@@ -1512,7 +1519,7 @@ impl<'s> Interp<'s> {
                 }
             }
             if chosen.is_none() {
-                chosen = default.as_deref();
+                chosen = default.as_ref();
             }
             if chosen.is_none() {
                 if !f.strict {
@@ -1531,8 +1538,10 @@ impl<'s> Interp<'s> {
                 ));
             }
         }
-        let tn = chosen.unwrap_or_default();
-        if let Some((bytes, signed, float, endian)) = eval::number_type(tn) {
+        let Some(tn) = chosen else {
+            return Ok(DynValue::Null);
+        };
+        if let Some((bytes, signed, float, endian)) = eval::number_type(self.s.type_name(tn)) {
             let endian = frame
                 .order(endian.or(self.s.endian).unwrap_or(Endian::Le))
                 .map_err(|m| semantic(at, m))?;
@@ -1548,7 +1557,7 @@ impl<'s> Interp<'s> {
                 Ok(DynValue::Int(read_int(r, bytes, signed, endian)?))
             };
         }
-        if let Some(z) = crate::num_type::case_string(tn) {
+        if let Some(z) = crate::num_type::case_string(self.s.type_name(tn)) {
             // `str`: the rest of the switch's size; `strz`: up to its terminator.
             let FieldKind::Switch { encoding, .. } = &f.kind else {
                 return Ok(DynValue::Null);
@@ -1575,7 +1584,7 @@ impl<'s> Interp<'s> {
         if let Some(c) = self.opaque(tn) {
             return self.read_opaque(r, c);
         }
-        let t = self.type_named(tn, at)?;
+        let t = self.type_of(tn, at)?;
         let params = self.args(r, frame, f, tn, index)?;
         let v = self.read_type(r, t, params)?;
         Ok(DynValue::Struct(Arc::new(v)))
@@ -1583,11 +1592,11 @@ impl<'s> Interp<'s> {
 
     /// The opaque type `name` names: one the schema does not define, registered in the
     /// interpreter's [`Extensions`].
-    fn opaque(&self, name: &str) -> Option<&'s dyn super::OpaqueCodec> {
-        if self.s.type_def(name).is_some() || !self.s.opaque.iter().any(|n| n == name) {
-            return None;
+    fn opaque(&self, name: &TypeRef) -> Option<&'s dyn super::OpaqueCodec> {
+        match name {
+            TypeRef::Named(n) if self.s.opaque.contains(n) => self.trees.ext.opaque_type(n),
+            _ => None,
         }
-        self.trees.ext.opaque_type(name)
     }
 
     /// A value of opaque type `c` read at `r`'s position, then handed to the sink of a
@@ -1661,14 +1670,14 @@ impl<'s> Interp<'s> {
         r: &mut ByteReader<'_>,
         frame: &Frame<'_>,
         f: &Field,
-        name: &str,
+        name: &TypeRef,
         size: Option<&Size>,
         index: Option<usize>,
     ) -> D<DynValue> {
         let Some(c) = self.opaque(name) else {
             return Err(semantic(
                 r.offset(),
-                format!("no type `{name}` in the schema"),
+                format!("no type `{}` in the schema", self.s.type_name(name)),
             ));
         };
         let Some(s) = size else {
@@ -1691,10 +1700,13 @@ impl<'s> Interp<'s> {
         Ok(v)
     }
 
-    fn type_named(&self, name: &str, at: u64) -> D<&'s TypeDef> {
-        self.s
-            .type_def(name)
-            .ok_or_else(|| semantic(at, format!("no type `{name}` in the schema")))
+    fn type_of(&self, name: &TypeRef, at: u64) -> D<&'s TypeDef> {
+        self.s.type_of(name).ok_or_else(|| {
+            semantic(
+                at,
+                format!("no type `{}` in the schema", self.s.type_name(name)),
+            )
+        })
     }
 
     /// Reads type `name` from `data` in a stream of its own (a processed or terminated field).
@@ -1704,7 +1716,7 @@ impl<'s> Interp<'s> {
         r: &mut ByteReader<'_>,
         data: &[u8],
         f: &Field,
-        name: &str,
+        name: &TypeRef,
         params: Vec<(&'static str, Option<DynValue>)>,
     ) -> D<DynValue> {
         if let Some(c) = self.opaque(name) {
@@ -1716,7 +1728,7 @@ impl<'s> Interp<'s> {
             r.add_processed(sub.processed_used());
             return Ok(v);
         }
-        let t = self.type_named(name, 0)?;
+        let t = self.type_of(name, 0)?;
         let mut sub = ByteReader::new(data).sharing(r.processed_share());
         let mut v = self.read_type(&mut sub, t, params)?;
         if self.keep_streams {
@@ -1823,7 +1835,7 @@ impl<'s> Interp<'s> {
         r: &ByteReader<'_>,
         frame: &Frame<'_>,
         f: &Field,
-        tn: &str,
+        tn: &TypeRef,
         index: Option<usize>,
     ) -> D<Vec<(&'static str, Option<DynValue>)>> {
         let at = r.offset();
@@ -1831,7 +1843,7 @@ impl<'s> Interp<'s> {
             // An opaque type takes no params (`super::unsupported_with` refuses arguments).
             return Ok(Vec::new());
         }
-        let t = self.type_named(tn, at)?;
+        let t = self.type_of(tn, at)?;
         let mut given: Vec<Option<&SrcExpr>> = match &f.kind {
             FieldKind::User { .. } => f.args.iter().map(Some).collect(),
             _ => f
@@ -1846,12 +1858,13 @@ impl<'s> Interp<'s> {
             return Err(semantic(
                 at,
                 format!(
-                    "type `{tn}` takes {written} argument(s) but {} are given",
+                    "type `{}` takes {written} argument(s) but {} are given",
+                    self.s.type_name(tn),
                     given.len()
                 ),
             ));
         }
-        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| Some(*n) == tn.id()) {
             given.extend(ctx.iter().map(Option::as_ref));
         }
         let sc = self.scope(frame, r, index.map(|i| i as i128));
@@ -1865,7 +1878,7 @@ impl<'s> Interp<'s> {
                         (ParamKind::Float, DynValue::Int(x)) => DynValue::Float(x as f64),
                         (ParamKind::Int, DynValue::Bool(b)) => DynValue::Int(i128::from(b)),
                         (ParamKind::Enum(en), DynValue::Int(x)) => {
-                            ex(enum_value(self.s, en, x), e, at)?
+                            ex(enum_value(self.s, self.s.enum_name(en), x), e, at)?
                         }
                         (_, v) => v,
                     })
@@ -1878,13 +1891,15 @@ impl<'s> Interp<'s> {
 
     /// An integer read for a field with `enum`: the enum's value, or for a closed enum (or
     /// a strict field) an `UnknownEnum` error when the enum does not list it.
-    fn as_enum(&self, f: &Field, enum_name: Option<&str>, raw: i128, at: u64) -> D<DynValue> {
-        let Some(e) = enum_name else {
+    fn as_enum(&self, f: &Field, enum_name: Option<&EnumRef>, raw: i128, at: u64) -> D<DynValue> {
+        let Some(r) = enum_name else {
             return Ok(DynValue::Int(raw));
         };
+        let e = self.s.enum_name(r);
         let v = enum_value(self.s, e, raw).map_err(|m| semantic(at, m))?;
         if let DynValue::Enum(x) = &v {
-            if x.name.is_none() && (f.strict || !self.open_enums.contains(e)) {
+            let open = r.id().is_some_and(|i| self.open_enums.contains(&i));
+            if x.name.is_none() && (f.strict || !open) {
                 return Err(DecodeError::new(
                     at,
                     DecodeErrorKind::UnknownEnum {

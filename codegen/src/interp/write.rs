@@ -103,11 +103,11 @@ pub(crate) fn write_root(
 
 /// The opaque type `name` names: one the schema does not define, registered in the
 /// [`super::Extensions`] the writer was given.
-fn opaque_of<'a>(s: &Trees<'a>, name: &str) -> Option<&'a dyn super::OpaqueCodec> {
-    if s.type_def(name).is_some() || !s.opaque.iter().any(|n| n == name) {
-        return None;
+fn opaque_of<'a>(s: &Trees<'a>, name: &TypeRef) -> Option<&'a dyn super::OpaqueCodec> {
+    match name {
+        TypeRef::Named(n) if s.opaque.contains(n) => s.ext.opaque_type(n),
+        _ => None,
     }
-    s.ext.opaque_type(name)
 }
 
 /// Writes a value of opaque type `name` through the registered type's writer: in the stream,
@@ -119,11 +119,11 @@ fn write_opaque(
     f: &Field,
     g: &Given,
     fp: &str,
-    name: &str,
+    name: &TypeRef,
     n: Option<usize>,
     room: Option<usize>,
 ) -> W<DynValue> {
-    let c = opaque_of(s, name).ok_or_else(|| format!("{fp}: no type `{name}`"))?;
+    let c = opaque_of(s, name).ok_or_else(|| format!("{fp}: no type `{}`", s.type_name(name)))?;
     if f.term.is_none() && n.is_none() {
         return Ok(DynValue::Struct(Arc::new(c.write(w, g, fp, s.ext)?)));
     }
@@ -815,7 +815,7 @@ fn int_range(bytes: u8, signed: bool) -> (i128, i128) {
 /// An enum field's value given by name or number: the stored integer and the value.
 fn enum_given(s: &Schema, e: &str, g: &Given, fp: &str) -> W<(i128, DynValue)> {
     let def = s
-        .enum_def(e)
+        .enum_named(e)
         .ok_or_else(|| format!("{fp}: no enum `{e}`"))?;
     let raw = match g {
         Given::Str(n) => def
@@ -897,13 +897,13 @@ fn write_elem(
         } if f.process.is_some() && matches!(size, Size::Expr(_) | Size::Eos) => {
             let mut inner = ByteWriter::new();
             let v = match &f.kind {
-                FieldKind::User { name, .. } if opaque_of(s, name).is_some() => {
+                FieldKind::User { ty: name, .. } if opaque_of(s, name).is_some() => {
                     write_opaque(s, &mut inner, f, g, fp, name, None, None)?
                 }
-                FieldKind::User { name, .. } => {
+                FieldKind::User { ty: name, .. } => {
                     let t = s
-                        .type_def(name)
-                        .ok_or_else(|| format!("{fp}: no type `{name}`"))?;
+                        .type_of(name)
+                        .ok_or_else(|| format!("{fp}: no type `{}`", s.type_name(name)))?;
                     let params = args(s, &sc, f, name, fp)?;
                     DynValue::Struct(Arc::new(write_type(
                         s,
@@ -969,14 +969,14 @@ fn write_elem(
             put_sized(w, &f2, &b, n, room, fp)?;
             Ok(DynValue::Str(text.clone()))
         }
-        FieldKind::User { name, size } if opaque_of(s, name).is_some() => {
+        FieldKind::User { ty: name, size } if opaque_of(s, name).is_some() => {
             let n = size_of(size.as_ref())?;
             write_opaque(s, w, f, g, fp, name, n, room)
         }
-        FieldKind::User { name, size } => {
+        FieldKind::User { ty: name, size } => {
             let t = s
-                .type_def(name)
-                .ok_or_else(|| format!("{fp}: no type `{name}`"))?;
+                .type_of(name)
+                .ok_or_else(|| format!("{fp}: no type `{}`", s.type_name(name)))?;
             let params = args(s, &sc, f, name, fp)?;
             let n = size_of(size.as_ref())?;
             let io_sized = matches!(size, Some(Size::Expr(e)) if uses_io_size(e));
@@ -1015,7 +1015,7 @@ fn write_elem(
                     break;
                 }
             }
-            let Some(tn) = chosen.or_else(|| default.clone()) else {
+            let Some(tn) = &chosen.or_else(|| default.clone()) else {
                 let b = unhex(g, fp).unwrap_or_default();
                 let n = size_of(size.as_ref())?;
                 fills(f, size.as_ref(), b.len(), n, fp)?;
@@ -1026,7 +1026,8 @@ fn write_elem(
                     DynValue::Null
                 });
             };
-            if let Some((bytes, signed, float, endian)) = super::eval::number_type(&tn) {
+            if let Some((bytes, signed, float, endian)) = super::eval::number_type(s.type_name(tn))
+            {
                 // A case of a number type: the number, in the switch's size if it has one.
                 let endian = frame
                     .order(endian.or(s.endian).unwrap_or(Endian::Le))
@@ -1043,7 +1044,7 @@ fn write_elem(
                 put_sized(w, f, &inner.into_bytes(), n, room, fp)?;
                 return Ok(v);
             }
-            if let Some(z) = crate::num_type::case_string(&tn) {
+            if let Some(z) = crate::num_type::case_string(s.type_name(tn)) {
                 // A `str` case fills the switch's size; a `strz` case ends with its
                 // terminator (then zeros up to the size).
                 let Given::Str(text) = g else {
@@ -1065,14 +1066,14 @@ fn write_elem(
                 put_sized(w, &f2, &b, size_of(size.as_ref())?, room, fp)?;
                 return Ok(DynValue::Str(text.clone()));
             }
-            if opaque_of(s, &tn).is_some() {
+            if opaque_of(s, tn).is_some() {
                 let n = size_of(size.as_ref())?;
-                return write_opaque(s, w, f, g, fp, &tn, n, room);
+                return write_opaque(s, w, f, g, fp, tn, n, room);
             }
             let t = s
-                .type_def(&tn)
-                .ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
-            let params = args(s, &sc, f, &tn, fp)?;
+                .type_of(tn)
+                .ok_or_else(|| format!("{fp}: no type `{}`", s.type_name(tn)))?;
+            let params = args(s, &sc, f, tn, fp)?;
             let n = size_of(size.as_ref())?;
             let mut inner = ByteWriter::new();
             let v = write_type(s, &mut inner, t, g, params, fp, depth + 1, n)?;
@@ -1232,7 +1233,7 @@ fn write_number(
             enum_name,
         } => {
             let (raw, v) = match enum_name {
-                Some(e) => enum_given(s, e, g, fp)?,
+                Some(e) => enum_given(s, s.enum_name(e), g, fp)?,
                 None => {
                     let i = as_int(g, fp)?;
                     (i, DynValue::Int(i))
@@ -1253,7 +1254,7 @@ fn write_number(
             enum_name,
         } => {
             let (raw, v) = match (enum_name, g) {
-                (Some(e), g) => enum_given(s, e, g, fp)?,
+                (Some(e), g) => enum_given(s, s.enum_name(e), g, fp)?,
                 (None, Given::Bool(b)) if *width == 1 => (i128::from(*b), DynValue::Bool(*b)),
                 (None, g) => {
                     let i = as_int(g, fp)?;
@@ -1477,7 +1478,7 @@ fn args(
     s: &Trees<'_>,
     sc: &Scope<'_>,
     f: &Field,
-    tn: &str,
+    tn: &TypeRef,
     fp: &str,
 ) -> W<Vec<(&'static str, Option<DynValue>)>> {
     if opaque_of(s, tn).is_some() {
@@ -1485,8 +1486,8 @@ fn args(
         return Ok(Vec::new());
     }
     let t = s
-        .type_def(tn)
-        .ok_or_else(|| format!("{fp}: no type `{tn}`"))?;
+        .type_of(tn)
+        .ok_or_else(|| format!("{fp}: no type `{}`", s.type_name(tn)))?;
     let mut given: Vec<Option<&SrcExpr>> = match &f.kind {
         FieldKind::User { .. } => f.args.iter().map(Some).collect(),
         _ => f
@@ -1496,7 +1497,7 @@ fn args(
             .map(|(_, a)| a.iter().map(Some).collect())
             .unwrap_or_default(),
     };
-    if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+    if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| Some(*n) == tn.id()) {
         given.extend(ctx.iter().map(Option::as_ref));
     }
     let mut out = Vec::with_capacity(t.params.len());
@@ -1511,7 +1512,7 @@ fn args(
                     .into_owned();
                 Some(match (&p.kind, v) {
                     (ParamKind::Float, DynValue::Int(x)) => DynValue::Float(x as f64),
-                    (ParamKind::Enum(en), DynValue::Int(x)) => enum_value(s, en, x)?,
+                    (ParamKind::Enum(en), DynValue::Int(x)) => enum_value(s, s.enum_name(en), x)?,
                     (_, v) => v,
                 })
             }

@@ -292,6 +292,7 @@ impl<'a> Lower<'a> {
         // schema of types for others to import, or of instances only).
         let _ = have_seq;
         let mut all = vec![TypeDef {
+            id: TypeId(0),
             name: id.clone(),
             schema_name: id.clone(),
             scope: Vec::new(),
@@ -321,6 +322,7 @@ impl<'a> Lower<'a> {
             opaque_types,
             opaque: Vec::new(),
             warnings: Vec::new(),
+            names: Default::default(),
         })
     }
 
@@ -503,6 +505,7 @@ impl<'a> Lower<'a> {
         types.insert(
             at,
             TypeDef {
+                id: TypeId(0),
                 name: key.text.clone(),
                 schema_name: key.text.clone(),
                 scope,
@@ -636,6 +639,7 @@ impl<'a> Lower<'a> {
             );
         }
         Some(EnumDef {
+            id: EnumId(0),
             name: key.text.clone(),
             schema_name: key.text.clone(),
             scope: scope.to_vec(),
@@ -717,7 +721,7 @@ impl<'a> Lower<'a> {
             };
             let enum_name = match get("enum") {
                 Some(e) => match self.scalar(e, &format!("{ip}.enum")) {
-                    Some(e) => Some(e.to_owned()),
+                    Some(e) => Some(EnumRef::Named(e.to_owned())),
                     None => continue,
                 },
                 None => None,
@@ -917,7 +921,7 @@ impl<'a> Lower<'a> {
                     if Self::int_type(t, Some(Endian::Le)).is_some_and(|x| !x.0)
                         || crate::bits::bit_type(t).is_some() =>
                 {
-                    ParamKind::Enum(e)
+                    ParamKind::Enum(EnumRef::Named(e))
                 }
                 ("bool" | "b1", None) => ParamKind::Bool,
                 ("str" | "strz", None) => ParamKind::Str,
@@ -979,7 +983,7 @@ impl<'a> Lower<'a> {
                 ParamKind::Int
             }
             t if !t.is_empty() && t.split("::").all(|p| is_ident(p)) => {
-                ParamKind::User(t.to_owned())
+                ParamKind::User(TypeRef::Named(t.to_owned()))
             }
             _ => return None,
         })
@@ -1143,7 +1147,7 @@ impl<'a> Lower<'a> {
             None => None,
         };
         let mut args: Vec<SrcExpr> = Vec::new();
-        let mut switch_args: Vec<(String, Vec<SrcExpr>)> = Vec::new();
+        let mut switch_args: Vec<(TypeRef, Vec<SrcExpr>)> = Vec::new();
         let kind = if let Some(c) = get("contents") {
             if get("type").is_some() {
                 self.err(
@@ -1340,7 +1344,7 @@ impl<'a> Lower<'a> {
                         }
                     );
             let builtin = matches!(kind, FieldKind::Switch { cases, default, .. }
-                if cases.iter().map(|(_, n)| n).chain(default.iter()).any(|n| crate::num_type::case_builtin(n)));
+                if cases.iter().map(|(_, n)| n).chain(default.iter()).any(|n| matches!(n, TypeRef::Named(n) if crate::num_type::case_builtin(n))));
             if ok && builtin {
                 self.err(
                     get("process").map_or(node.pos, |v| v.pos),
@@ -1467,7 +1471,7 @@ impl<'a> Lower<'a> {
         sw: &[(Key, Node)],
         fp: &str,
         (size, encoding): (&Option<Size>, Option<&'static str>),
-        switch_args: &mut Vec<(String, Vec<SrcExpr>)>,
+        switch_args: &mut Vec<(TypeRef, Vec<SrcExpr>)>,
     ) -> Option<FieldKind> {
         let tp = format!("{fp}.type");
         let reported = self.diags.len();
@@ -1516,7 +1520,7 @@ impl<'a> Lower<'a> {
                                     };
                                     match switch_args
                                         .iter()
-                                        .find(|(n, _): &&(String, Vec<SrcExpr>)| *n == name)
+                                        .find(|(n, _): &&(TypeRef, Vec<SrcExpr>)| matches!(n, TypeRef::Named(n) if *n == name))
                                     {
                                         Some((_, prev))
                                             if prev
@@ -1528,7 +1532,7 @@ impl<'a> Lower<'a> {
                                             continue;
                                         }
                                         Some(_) => {}
-                                        None => switch_args.push((name.clone(), args)),
+                                        None => switch_args.push((TypeRef::Named(name.clone()), args)),
                                     }
                                     name
                                 }
@@ -1539,17 +1543,17 @@ impl<'a> Lower<'a> {
                             };
                             let tn = tn.as_str();
                             if ck.text == "_" {
-                                default = Some(tn.to_owned());
+                                default = Some(TypeRef::Named(tn.to_owned()));
                                 continue;
                             }
                             match expr::parse(&ck.text) {
-                                Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                Ok(e @ (Expr::Int(_) | Expr::EnumRef(_, _) | Expr::Str(_) | Expr::Bool(_))) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, TypeRef::Named(tn.to_owned()))),
                                 // A byte-array literal (`'[0x49]'`) for a switch on bytes.
-                                Ok(Expr::List(items)) if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) => cases.push((SrcExpr { expr: Expr::List(items), src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                Ok(Expr::List(items)) if !items.is_empty() && items.iter().all(|x| matches!(x, Expr::Int(v) if (0..=255).contains(v))) => cases.push((SrcExpr { expr: Expr::List(items), src: ck.text.clone(), pos: ck.pos }, TypeRef::Named(tn.to_owned()))),
                                 // Any other expression (`_root.kind_a`, `1 + 2`), as Kaitai
                                 // Struct allows: evaluated and compared in the order written
                                 // (a bare name must be a valid one).
-                                Ok(e) if !matches!(&e, Expr::Name(n) if !is_ident(n)) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, tn.to_owned())),
+                                Ok(e) if !matches!(&e, Expr::Name(n) if !is_ident(n)) => cases.push((SrcExpr { expr: e, src: ck.text.clone(), pos: ck.pos }, TypeRef::Named(tn.to_owned()))),
                                 _ => self.err(ck.pos, &cp, bad_case_key(&ck.text, "a switch type"), "case keys are expressions: integer literals, `enum_name::value`, string literals (`'\"abc\"'`), byte arrays (`'[0x49]'`), `true`/`false`, names of fields read before the switch, or `_` for the default"),
                             }
                         }
@@ -1587,13 +1591,16 @@ impl<'a> Lower<'a> {
         // of numbers alone is a number in expressions. With a `size`, the case is read in a
         // substream of that size (numbers and strings alike), and what it leaves unread is
         // kept.
-        let strings: Vec<&String> = cases
+        let strings: Vec<&str> = cases
             .iter()
             .map(|(_, n)| n)
             .chain(default.iter())
-            .filter(|n| crate::num_type::case_string(n).is_some())
+            .filter_map(|n| match n {
+                TypeRef::Named(n) if crate::num_type::case_string(n).is_some() => Some(n.as_str()),
+                _ => None,
+            })
             .collect();
-        if size.is_none() && strings.iter().any(|n| n.as_str() == "str") {
+        if size.is_none() && strings.contains(&"str") {
             self.err(
                 tnode.pos,
                 &tp,
@@ -1709,7 +1716,7 @@ impl<'a> Lower<'a> {
                         bytes,
                         signed,
                         endian,
-                        enum_name: enum_name.clone(),
+                        enum_name: enum_name.clone().map(EnumRef::Named),
                     }
                 }
             } else if t == "str" || t == "strz" {
@@ -1747,7 +1754,7 @@ impl<'a> Lower<'a> {
                         width: w,
                         offset_binary: false,
                         le: crate::bits::explicit_bit_le(&t).unwrap_or(self.bit_le),
-                        enum_name: enum_name.clone(),
+                        enum_name: enum_name.clone().map(EnumRef::Named),
                     },
                     None => {
                         self.err(
@@ -1762,7 +1769,10 @@ impl<'a> Lower<'a> {
             } else {
                 // A name like `u3` is a user type when `types` defines it; else the
                 // reference check reports it as a mistyped number type.
-                FieldKind::User { name: t, size }
+                FieldKind::User {
+                    ty: TypeRef::Named(t),
+                    size,
+                }
             },
         )
     }

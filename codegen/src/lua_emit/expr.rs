@@ -45,7 +45,7 @@ pub fn elem_kind(s: &Schema, f: &crate::ir::Field) -> Kind {
     }
     match &f.kind {
         FieldKind::Int { enum_name, .. } => match enum_name {
-            Some(e) => Kind::Enum(e.clone()),
+            Some(e) => Kind::Enum(s.enum_name(e).to_owned()),
             None => Kind::Int,
         },
         FieldKind::Bits {
@@ -54,25 +54,29 @@ pub fn elem_kind(s: &Schema, f: &crate::ir::Field) -> Kind {
             enum_name,
             ..
         } => match enum_name {
-            Some(e) => Kind::Enum(e.clone()),
+            Some(e) => Kind::Enum(s.enum_name(e).to_owned()),
             None if *width == 1 && !offset_binary => Kind::Bool,
             None => Kind::Int,
         },
         FieldKind::Float { .. } => Kind::Float,
         FieldKind::Bytes(_) | FieldKind::Contents(_) => Kind::Bytes,
         FieldKind::Str { .. } => Kind::Str,
-        FieldKind::User { name, .. } => {
+        FieldKind::User { ty: name, .. } => {
             if matches!(f.process, Some(crate::ir::Process::Zlib)) {
                 Kind::Bytes
             } else {
-                Kind::User(vec![name.clone()])
+                Kind::User(vec![s.type_name(name).to_owned()])
             }
         }
         FieldKind::Switch { cases, default, .. } => {
-            let mut names: Vec<String> = cases.iter().map(|(_, t)| t.clone()).collect();
-            names.extend(default.iter().cloned());
+            let mut names: Vec<String> = cases
+                .iter()
+                .map(|(_, t)| t)
+                .chain(default.iter())
+                .map(|t| s.type_name(t).to_owned())
+                .collect();
             names.dedup();
-            if names.iter().all(|n| s.type_def(n).is_some()) {
+            if names.iter().all(|n| s.type_named(n).is_some()) {
                 Kind::User(names)
             } else if names
                 .iter()
@@ -102,18 +106,18 @@ pub fn field_kind(s: &Schema, f: &crate::ir::Field) -> Kind {
 }
 
 /// The kind of a parameter.
-pub fn param_kind(k: &ParamKind) -> Kind {
+pub fn param_kind(s: &Schema, k: &ParamKind) -> Kind {
     match k {
         ParamKind::Int => Kind::Int,
         ParamKind::Bool => Kind::Bool,
         ParamKind::Float => Kind::Float,
         ParamKind::Str => Kind::Str,
         ParamKind::Bytes => Kind::Bytes,
-        ParamKind::Enum(e) => Kind::Enum(e.clone()),
-        ParamKind::User(t) => Kind::User(vec![t.clone()]),
-        ParamKind::AnyUser(ts) => Kind::User(ts.clone()),
+        ParamKind::Enum(e) => Kind::Enum(s.enum_name(e).to_owned()),
+        ParamKind::User(t) => Kind::User(vec![s.type_name(t).to_owned()]),
+        ParamKind::AnyUser(ts) => Kind::User(ts.iter().map(|t| s.ty(*t).name.clone()).collect()),
         ParamKind::Struct | ParamKind::Io => Kind::Any,
-        ParamKind::List(k) => Kind::List(Box::new(param_kind(k))),
+        ParamKind::List(k) => Kind::List(Box::new(param_kind(s, k))),
     }
 }
 
@@ -214,7 +218,7 @@ impl Scope<'_> {
             return Ok(Some((dot(base, name), field_kind(self.s, f))));
         }
         if let Some(p) = t.params.iter().find(|p| p.id == name) {
-            return Ok(Some((dot(base, name), param_kind(&p.kind))));
+            return Ok(Some((dot(base, name), param_kind(self.s, &p.kind))));
         }
         if let Some(i) = t.instances.iter().find(|i| i.id == name) {
             let k = instance_kind(self.s, t, i)?;
@@ -256,7 +260,7 @@ impl Scope<'_> {
             Expr::EnumRef(en, val) => {
                 let d = self
                     .s
-                    .enum_def(en)
+                    .enum_named(en)
                     .ok_or_else(|| format!("no enum `{en}`"))?;
                 let v = d
                     .values
@@ -360,7 +364,7 @@ impl Scope<'_> {
             }
             Expr::Cast(a, ty) => {
                 let (x, k) = self.compile(a)?;
-                if self.s.type_def(ty).is_some() {
+                if self.s.type_named(ty).is_some() {
                     (x, Kind::User(vec![ty.clone()]))
                 } else if let (Kind::Any, Some(_)) = (&k, crate::sem::number_type(ty)) {
                     // The value may hold a table (a user-type case): no check is generated.
@@ -377,7 +381,10 @@ impl Scope<'_> {
                 }
             }
             Expr::SizeOf(ty) => {
-                let bits = crate::sizes::type_bits(self.s, ty, 0)
+                let bits = self
+                    .s
+                    .type_named(ty)
+                    .and_then(|d| crate::sizes::type_bits(self.s, d.id, 0))
                     .ok_or_else(|| format!("`sizeof<{ty}>`: the type has no fixed size"))?;
                 (format!("{}", bits / 8), Kind::Int)
             }
@@ -420,7 +427,7 @@ impl Scope<'_> {
             return Ok((dot(self.this, n), field_kind(self.s, f)));
         }
         if let Some(p) = t.params.iter().find(|p| p.id == n) {
-            return Ok((param_local(n), param_kind(&p.kind)));
+            return Ok((param_local(n), param_kind(self.s, &p.kind)));
         }
         if let Some(i) = t.instances.iter().find(|i| i.id == n) {
             if self.inlining.iter().any(|x| x == n) || self.inlining.len() > 32 {
@@ -437,7 +444,7 @@ impl Scope<'_> {
             };
             self.inlining.pop();
             let k = match &i.enum_name {
-                Some(e) => Kind::Enum(e.clone()),
+                Some(e) => Kind::Enum(self.s.enum_name(e).to_owned()),
                 None => k,
             };
             return Ok((x, k));
@@ -484,7 +491,7 @@ impl Scope<'_> {
                 for tn in types {
                     let t = self
                         .s
-                        .type_def(tn)
+                        .type_named(tn)
                         .ok_or_else(|| format!("no type `{tn}`"))?;
                     if let Some(m) = self.member(t, name, &x)? {
                         found = Some(m);
@@ -556,7 +563,7 @@ fn is_mask(e: &Expr) -> bool {
 /// The kind of instance `i` of type `t`.
 pub fn instance_kind(s: &Schema, t: &TypeDef, i: &crate::ir::Instance) -> R<Kind> {
     if let Some(e) = &i.enum_name {
-        return Ok(Kind::Enum(e.clone()));
+        return Ok(Kind::Enum(s.enum_name(e).to_owned()));
     }
     let mut sc = Scope {
         dialect: Dialect::Luau,

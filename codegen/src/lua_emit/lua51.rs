@@ -734,14 +734,14 @@ impl<'s> Profile<'s> {
             });
         }
         if let Some(f) = t.fields.iter().find(|f| f.id == name) {
-            if let FieldKind::User { name, .. } = &f.kind {
-                return self.s.type_def(name).map_or(Val::Other, Val::Type);
+            if let FieldKind::User { ty: name, .. } = &f.kind {
+                return self.s.type_of(name).map_or(Val::Other, Val::Type);
             }
             return field_bound(f).map_or(Val::Other, Val::Num);
         }
         if let Some(p) = t.params.iter().find(|p| p.id == name) {
             if let crate::ir::ParamKind::User(tn) = &p.kind {
-                return self.s.type_def(tn).map_or(Val::Other, Val::Type);
+                return self.s.type_of(tn).map_or(Val::Other, Val::Type);
             }
             return Val::Other;
         }
@@ -870,7 +870,8 @@ pub fn f32_profile(s: &Schema) -> Vec<Diag> {
                 }
                 FieldKind::Switch { cases, default, .. } => {
                     let wide_case = cases.iter().map(|(_, n)| n).chain(default.iter()).any(|n| {
-                        crate::sem::number_type(n).is_some_and(|x| (x.0 >= 4 && !x.2) || x.0 == 8)
+                        crate::sem::number_type(s.type_name(n))
+                            .is_some_and(|x| (x.0 >= 4 && !x.2) || x.0 == 8)
                     });
                     if wide_case {
                         p.refuse(
@@ -946,7 +947,9 @@ fn counting(
     t.fields.iter().any(|g| {
         g.id == *list
             && match &g.kind {
-                FieldKind::User { name, .. } => min.get(name).copied().unwrap_or(0) >= 1,
+                FieldKind::User { ty: name, .. } => {
+                    name.id().and_then(|i| min.get(&i).copied()).unwrap_or(0) >= 1
+                }
                 FieldKind::Int { .. } | FieldKind::Float { .. } => true,
                 _ => false,
             }

@@ -162,10 +162,12 @@ fn inlinable(s: &Schema) -> HashSet<String> {
     for t in &s.types {
         for f in &t.fields {
             match &f.kind {
-                FieldKind::User { name, .. } => *uses.entry(name.as_str()).or_default() += 1,
+                FieldKind::User { ty: name, .. } => {
+                    *uses.entry(s.type_name(name)).or_default() += 1
+                }
                 FieldKind::Switch { cases, default, .. } => {
                     for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
-                        *uses.entry(n.as_str()).or_default() += 1;
+                        *uses.entry(s.type_name(n)).or_default() += 1;
                     }
                 }
                 _ => {}
@@ -425,7 +427,7 @@ impl<'a> Emitter<'a> {
                 o,
                 "\t{}: {},",
                 lua_key(&p.id),
-                self.lua_type(&param_kind(&p.kind))
+                self.lua_type(&param_kind(self.s, &p.kind))
             );
         }
         for i in &t.instances {
@@ -604,9 +606,9 @@ impl<'a> Emitter<'a> {
             && t.fields.iter().any(|f| {
                 f.at.is_none()
                     && (fast_number_width(f).is_some()
-                        || matches!(&f.kind, FieldKind::User { name, size: None } if self.inline.contains(name))
+                        || matches!(&f.kind, FieldKind::User { ty: name, size: None } if self.inline.contains(self.s.type_name(name)))
                         || matches!(&f.kind, FieldKind::Switch { cases, size: None, .. }
-                            if cases.iter().any(|(_, n)| self.inline.contains(n))))
+                            if cases.iter().any(|(_, n)| self.inline.contains(self.s.type_name(n)))))
             })
         {
             // The reader's buffer and end, which its runs of numbers test and read.
@@ -848,7 +850,7 @@ impl<'a> Emitter<'a> {
     /// Whether a value of type `tn` read here (without arguments) is written out in place
     /// and read flat (see [`Self::call_read`], [`Self::flat`]).
     fn inlined_flat(&mut self, tn: &str) -> bool {
-        let Some(t) = self.s.type_def(tn) else {
+        let Some(t) = self.s.type_named(tn) else {
             return false;
         };
         if !self.inline.contains(tn)
@@ -1044,9 +1046,7 @@ impl<'a> Emitter<'a> {
         }
         let values: Vec<i128> = self
             .s
-            .enums
-            .iter()
-            .find(|e| e.name == en)?
+            .enum_named(&en)?
             .values
             .iter()
             .map(|v| v.value)
@@ -1091,19 +1091,23 @@ impl<'a> Emitter<'a> {
             return false;
         };
         let in_place = |tn: &str| {
-            self.s.type_def(tn).is_some()
+            self.s.type_named(tn).is_some()
                 && self.inline.contains(tn)
                 && self.inlining.len() < MAX_INLINE_DEPTH
                 && !self.inlining.iter().any(|n| n == tn)
-                && f.switch_args.iter().all(|(n, a)| n != tn || a.is_empty())
-                && f.ctx_args.iter().all(|(n, a)| n != tn || a.is_empty())
+                && f.switch_args
+                    .iter()
+                    .all(|(n, a)| self.s.type_name(n) != tn || a.is_empty())
+                && f.ctx_args
+                    .iter()
+                    .all(|(n, a)| self.s.ty(*n).name != tn || a.is_empty())
         };
         r_free(f)
             && stream_free(t, &on.src)
             && cases
                 .iter()
-                .all(|(k, tn)| stream_free(t, &k.src) && in_place(tn))
-            && default.iter().all(|tn| in_place(tn))
+                .all(|(k, tn)| stream_free(t, &k.src) && in_place(self.s.type_name(tn)))
+            && default.iter().all(|tn| in_place(self.s.type_name(tn)))
     }
 
     /// Whether the elements of list `f`, read from reader `r`, may keep the position in a
@@ -1497,9 +1501,7 @@ impl<'a> Emitter<'a> {
     fn not_in_enum(&self, en: &str, x: &str, unsigned: bool) -> String {
         let vals: Option<Vec<i128>> = self
             .s
-            .enums
-            .iter()
-            .find(|e| e.name == en)
+            .enum_named(en)
             .map(|e| e.values.iter().map(|v| v.value).collect());
         if let Some(mut vals) = vals {
             vals.sort_unstable();
@@ -1595,7 +1597,7 @@ impl<'a> Emitter<'a> {
     /// written out here in a block of its own (see [`inlinable`]).
     fn call_read(&mut self, tn: &str, r: &str, args: &str, dst: &str, d: usize) -> String {
         let i0 = ind(d);
-        let def = self.s.type_def(tn).filter(|_| {
+        let def = self.s.type_named(tn).filter(|_| {
             args.is_empty()
                 && self.inline.contains(tn)
                 && self.inlining.len() < MAX_INLINE_DEPTH
@@ -1924,7 +1926,7 @@ impl<'a> Emitter<'a> {
     /// writer rebuilds the substream.
     fn io_type(&mut self, t: &'a TypeDef, f: &Field, io: &SrcExpr, write: bool) -> R<String> {
         let tn = self.io_value_type(t, f, io)?;
-        if write && self.s.type_def(&tn).is_some_and(|d| !d.params.is_empty()) {
+        if write && self.s.type_named(&tn).is_some_and(|d| !d.params.is_empty()) {
             return Err(format!(
                 "`io: {}._io`: the writer of `{tn}` takes params, which the substream's rebuild does not know",
                 io.src
@@ -2081,7 +2083,7 @@ impl<'a> Emitter<'a> {
     ) -> R<String> {
         let i0 = ind(d);
         let mut o = String::new();
-        if self.s.type_def(tn).is_none() {
+        if self.s.type_named(tn).is_none() {
             return Err(format!(
                 "type `{tn}` is not defined in the schema (an opaque type)"
             ));
@@ -2090,7 +2092,7 @@ impl<'a> Emitter<'a> {
         for a in explicit {
             let _ = write!(args, ", {}", self.wex(t, a, None, index)?);
         }
-        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| self.s.ty(*n).name == tn) {
             for a in ctx {
                 match a {
                     Some(a) => {
@@ -2282,11 +2284,11 @@ impl<'a> Emitter<'a> {
                     }
                 }
             }
-            FieldKind::User { name, size } => {
+            FieldKind::User { ty: name, size } => {
                 o.push_str(&self.write_user(
                     t,
                     f,
-                    name,
+                    self.s.type_name(name),
                     size.as_ref(),
                     val,
                     fname,
@@ -2353,7 +2355,7 @@ impl<'a> Emitter<'a> {
             let explicit: &'a [SrcExpr] = f
                 .switch_args
                 .iter()
-                .find(|(n, _)| n == tn)
+                .find(|(n, _)| this.s.type_name(n) == tn)
                 .map(|(_, a)| a.as_slice())
                 .unwrap_or(&[]);
             let mut code = this.write_user(t, f, tn, None, val, fname, index, explicit, cd + 2)?;
@@ -2366,10 +2368,10 @@ impl<'a> Emitter<'a> {
         let mut arms = Vec::new();
         for (k, tn) in cases {
             let kx = self.wex(t, k, None, index)?;
-            arms.push((kx, case_code(self, tn)?));
+            arms.push((kx, case_code(self, self.s.type_name(tn))?));
         }
         let fallback = match default {
-            Some(tn) => case_code(self, tn)?,
+            Some(tn) => case_code(self, self.s.type_name(tn))?,
             // No case under lenient rules: the substream's bytes, as the reader kept them.
             None if sized && !f.strict => format!(
                 "{}if {val} ~= nil then S.writeBytes(w, {val}, {fname}) end\n",

@@ -121,6 +121,7 @@ fn unsupported_switch(s: &crate::ir::Schema, target: Target) -> Option<Diag> {
                 .iter()
                 .map(|(_, n)| n)
                 .chain(default.iter())
+                .map(|n| s.type_name(n))
                 .find(|n| crate::num_type::case_string(n).is_some())
             else {
                 continue;

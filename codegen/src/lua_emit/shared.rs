@@ -26,7 +26,7 @@ pub(super) struct Core<'a> {
     /// What the backend refused, so far.
     pub diags: Vec<Diag>,
     /// The shortest encoding of each user type, in bytes.
-    pub min_lens: HashMap<String, usize>,
+    pub min_lens: HashMap<crate::ir::TypeId, usize>,
     /// The counter of fresh local names.
     pub tmp: usize,
     /// Fields of the type being read whose values are also in locals (Luau's runs of
@@ -154,7 +154,10 @@ impl<'a> Core<'a> {
     /// The shortest encoding of one element of `f`, in bytes.
     pub fn min_len(&self, f: &Field) -> usize {
         match &f.kind {
-            FieldKind::User { name, .. } => self.min_lens.get(name).copied().unwrap_or(0),
+            FieldKind::User { ty: name, .. } => name
+                .id()
+                .and_then(|i| self.min_lens.get(&i).copied())
+                .unwrap_or(0),
             FieldKind::Int { bytes, .. } | FieldKind::Float { bytes, .. } => usize::from(*bytes),
             FieldKind::Str { size: None, .. } => 1,
             _ => 0,
@@ -172,7 +175,7 @@ impl<'a> Core<'a> {
             }
             | FieldKind::Bits {
                 enum_name: Some(e), ..
-            } => Some(e.clone()),
+            } => Some(self.s.enum_name(e).to_owned()),
             _ => None,
         }
     }
@@ -245,7 +248,7 @@ impl<'a> Core<'a> {
         index: Option<&'a str>,
         explicit: &'a [SrcExpr],
     ) -> R<String> {
-        if self.s.type_def(tn).is_none() {
+        if self.s.type_named(tn).is_none() {
             return Err(format!(
                 "type `{tn}` is not defined in the schema (an opaque type)"
             ));
@@ -255,7 +258,7 @@ impl<'a> Core<'a> {
             let (x, _) = self.ex(t, a, r, None, index)?;
             let _ = write!(out, ", {x}");
         }
-        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| self.s.ty(*n).name == tn) {
             for a in ctx {
                 match a {
                     Some(a) => {
@@ -412,7 +415,17 @@ impl<'a> Core<'a> {
                 ))
             }
         };
-        if let Some(g) = crate::typed::unsized_readers(self.s, &tn).first() {
+        if let Some(g) = crate::typed::unsized_readers(
+            self.s,
+            &self
+                .s
+                .type_named(&tn)
+                .map_or(crate::ir::TypeRef::Named(tn.clone()), |d| {
+                    crate::ir::TypeRef::Id(d.id)
+                }),
+        )
+        .first()
+        {
             return Err(format!(
                 "`io: {}._io` (in `{}`): `{tn}` is also read without a `size` (`{}`), where it has no stream of its own",
                 io.src, f.key_path, g.key_path
@@ -635,9 +648,18 @@ pub(super) trait Backend<'a>: std::ops::DerefMut<Target = Core<'a>> {
         d: usize,
     ) -> R<Option<String>> {
         Ok(match &f.kind {
-            FieldKind::User { name, size } => {
-                Some(self.read_user(t, f, name, size.as_ref(), r, dst, fname, index, &f.args, d)?)
-            }
+            FieldKind::User { ty: name, size } => Some(self.read_user(
+                t,
+                f,
+                self.s.type_name(name),
+                size.as_ref(),
+                r,
+                dst,
+                fname,
+                index,
+                &f.args,
+                d,
+            )?),
             FieldKind::Switch { .. } => Some(self.read_switch(t, f, r, dst, fname, index, d)?),
             _ => None,
         })
@@ -689,7 +711,7 @@ pub(super) trait Backend<'a>: std::ops::DerefMut<Target = Core<'a>> {
             let explicit: &'a [SrcExpr] = f
                 .switch_args
                 .iter()
-                .find(|(n, _)| n == tn)
+                .find(|(n, _)| this.s.type_name(n) == tn)
                 .map(|(_, a)| a.as_slice())
                 .unwrap_or(&[]);
             this.read_user(t, f, tn, None, rr, dst, fname, index, explicit, d + 2)
@@ -697,10 +719,10 @@ pub(super) trait Backend<'a>: std::ops::DerefMut<Target = Core<'a>> {
         let mut arms = Vec::new();
         for (k, tn) in cases {
             let (kx, _) = self.ex(t, k, r, None, index)?;
-            arms.push((kx, case_code(self, tn)?));
+            arms.push((kx, case_code(self, self.s.type_name(tn))?));
         }
         let fallback = match default {
-            Some(tn) => case_code(self, tn)?,
+            Some(tn) => case_code(self, self.s.type_name(tn))?,
             None if f.strict => format!(
                 "{}S.failAt({rr}, {}, {fname}, \"valid\", {})\n",
                 ind(d + 2),

@@ -4,7 +4,7 @@
 use super::ops::R;
 use super::tree::TreeEnv;
 use super::value::{Handle, Val};
-use crate::ir::Schema;
+use crate::ir::{EnumId, Schema};
 use statepack_runtime::reflect::{EnumValue, Reflect, Value};
 use std::borrow::Cow;
 use std::fmt;
@@ -194,7 +194,7 @@ fn member_of<'a>(h: &RefHandle<'a>, name: &str) -> R<V<'a>> {
 /// Value `x` of enum `en` (a unique enum name of `schema`), named when the enum lists it.
 fn enum_of(schema: &Schema, en: &str, x: i128) -> R<EnumValue> {
     let def = schema
-        .enum_def(en)
+        .enum_named(en)
         .ok_or_else(|| format!("no enum `{en}`"))?;
     Ok(EnumValue {
         enum_name: super::intern(&def.schema_name),
@@ -253,11 +253,9 @@ impl<'a> TreeEnv<'a> for ReflectEnv<'a> {
         }
     }
 
-    fn enum_value(&self, enum_name: &str, value: &str) -> R<V<'a>> {
-        let def = self
-            .schema
-            .enum_def(enum_name)
-            .ok_or_else(|| format!("no enum `{enum_name}`"))?;
+    fn enum_value(&self, e: EnumId, value: &str) -> R<V<'a>> {
+        let def = self.schema.enm(e);
+        let enum_name = &def.name;
         let x = def
             .values
             .iter()
@@ -266,8 +264,12 @@ impl<'a> TreeEnv<'a> for ReflectEnv<'a> {
         enum_of(self.schema, enum_name, x.value).map(Val::Enum)
     }
 
-    fn as_enum(&self, enum_name: &str, x: i128) -> R<V<'a>> {
-        enum_of(self.schema, enum_name, x).map(Val::Enum)
+    fn as_enum(&self, e: EnumId, x: i128) -> R<V<'a>> {
+        enum_of(self.schema, &self.schema.enm(e).name, x).map(Val::Enum)
+    }
+
+    fn enum_label(&self, e: EnumId) -> String {
+        self.schema.enm(e).name.clone()
     }
 
     fn context_param(&self, p: &str) -> R<Option<Cow<'a, V<'a>>>> {

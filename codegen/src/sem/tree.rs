@@ -12,6 +12,7 @@
 use super::ops::{self, as_bool, as_int, R};
 use super::value::{Handle, Val};
 use crate::expr::BinOp;
+use crate::ir::EnumId;
 use crate::typed::{Node, TExpr, Ty};
 use statepack_runtime::io as rt;
 use std::borrow::Cow;
@@ -42,13 +43,16 @@ pub trait TreeEnv<'a> {
     /// a member the value does not have.
     fn member(&self, base: Cow<'a, Val<Self::H>>, n: &str) -> R<Cow<'a, Val<Self::H>>>;
 
-    /// The value `value` of enum `enum_name` ([`Node::EnumValue`]; both are the strings of
-    /// the tree's node, so an environment whose trees live as long as it may know a literal
-    /// by their address). Errors: no such value.
-    fn enum_value(&self, enum_name: &str, value: &str) -> R<Val<Self::H>>;
+    /// The value `value` of enum `e` ([`Node::EnumValue`]; `value` is the string of the
+    /// tree's node, so an environment whose trees live as long as it may know a literal by
+    /// its address). Errors: no such value.
+    fn enum_value(&self, e: EnumId, value: &str) -> R<Val<Self::H>>;
 
-    /// Integer `x` seen as a value of enum `enum_name` (`enum:` on a value instance).
-    fn as_enum(&self, enum_name: &str, x: i128) -> R<Val<Self::H>>;
+    /// Integer `x` seen as a value of enum `e` (`enum:` on a value instance).
+    fn as_enum(&self, e: EnumId, x: i128) -> R<Val<Self::H>>;
+
+    /// The name of enum `e` in messages.
+    fn enum_label(&self, e: EnumId) -> String;
 
     /// The value of optional context param `p` ([`Node::OrSelf`]), or `None` when it is
     /// absent (the walker then evaluates the fallback).
@@ -97,7 +101,7 @@ fn node<'a, E: TreeEnv<'a>>(e: &TExpr, env: &E) -> R<Cow<'a, Val<E::H>>> {
                 eval(value, env)
             }
         },
-        Node::EnumValue { enum_name, value } => own(env.enum_value(enum_name, value)?),
+        Node::EnumValue { enum_id, value } => own(env.enum_value(*enum_id, value)?),
         Node::Io(attr) => own(env.io(attr)?),
         Node::MemberIo(of, attr) => {
             let v = eval(of, env)?;
@@ -185,11 +189,15 @@ fn node<'a, E: TreeEnv<'a>>(e: &TExpr, env: &E) -> R<Cow<'a, Val<E::H>>> {
         Node::AsEnum(inner, en) => {
             let v = eval(inner, env)?;
             match v.as_ref() {
-                Val::Int(x) => own(env.as_enum(en, *x)?),
-                Val::Enum(x) => own(env.as_enum(en, x.value)?),
+                Val::Int(x) => own(env.as_enum(*en, *x)?),
+                Val::Enum(x) => own(env.as_enum(*en, x.value)?),
                 // An absent instance stays absent.
                 Val::Null => Ok(v),
-                other => Err(format!("cannot see {} as a `{en}` value", other.kind())),
+                other => Err(format!(
+                    "cannot see {} as a `{}` value",
+                    other.kind(),
+                    env.enum_label(*en)
+                )),
             }
         }
     }

@@ -21,7 +21,7 @@
 
 use crate::diag::{Diag, Pos};
 use crate::expr::{BinOp, UnOp};
-use crate::ir::{ParamKind, Schema, SrcExpr};
+use crate::ir::{EnumId, ParamKind, Schema, SrcExpr, TypeId, TypeRef};
 use std::collections::HashMap;
 
 mod typer;
@@ -44,17 +44,18 @@ pub enum Ty {
     Str,
     /// A byte array.
     Bytes,
-    /// A value of the named enum.
-    Enum(String),
+    /// A value of this enum.
+    Enum(EnumId),
     /// A list of values of the element type.
     List(Box<Ty>),
-    /// A value of the named user type.
-    User(String),
-    /// A value of one of these user types (sorted, at least one): an element of a list
-    /// literal of user-type values (`[one, two]`), passed to a `struct[]` param.
-    AnyUser(Vec<String>),
-    /// The body of switch field `.1` of type `.0`.
-    Switch(String, String),
+    /// A value of this user type: a type of the schema, or the name of an opaque type
+    /// (`ks-opaque-types`, which no definition has).
+    User(TypeRef),
+    /// A value of one of these user types (sorted by name, at least one): an element of a
+    /// list literal of user-type values (`[one, two]`), passed to a `struct[]` param.
+    AnyUser(Vec<TypeRef>),
+    /// The body of switch field `.1` (its index in the type's fields) of type `.0`.
+    Switch(TypeId, usize),
     /// A conditional field (`if`) holding the given type: where it is used its absence is an
     /// error at run time.
     Opt(Box<Ty>),
@@ -67,17 +68,23 @@ pub enum Ty {
 }
 
 /// How a type is named in diagnostics (`an integer`, `a \`kind\` value`, ...).
-pub fn ty_name(t: &Ty) -> String {
+pub fn ty_name(s: &Schema, t: &Ty) -> String {
     match t {
         Ty::Int => "an integer".into(),
         Ty::Float => "a float".into(),
         Ty::Bool => "a condition".into(),
         Ty::Str => "a string".into(),
         Ty::Bytes => "bytes".into(),
-        Ty::Enum(e) => format!("a `{e}` value"),
+        Ty::Enum(e) => format!("a `{}` value", s.enm(*e).name),
         Ty::List(_) => "a list".into(),
-        Ty::User(u) => format!("a `{u}`"),
-        Ty::AnyUser(us) => format!("one of `{}`", us.join("`, `")),
+        Ty::User(u) => format!("a `{}`", s.type_name(u)),
+        Ty::AnyUser(us) => format!(
+            "one of `{}`",
+            us.iter()
+                .map(|u| s.type_name(u))
+                .collect::<Vec<_>>()
+                .join("`, `")
+        ),
         Ty::Switch(..) => "a switch value".into(),
         Ty::Opt(_) => "a conditional field".into(),
         Ty::Io => "a stream".into(),
@@ -93,9 +100,10 @@ pub fn param_ty(k: &ParamKind) -> Ty {
         ParamKind::Float => Ty::Float,
         ParamKind::Str => Ty::Str,
         ParamKind::Bytes => Ty::Bytes,
-        ParamKind::Enum(e) => Ty::Enum(e.clone()),
+        // An enum param of an unknown enum has been reported by the check stage.
+        ParamKind::Enum(e) => e.id().map_or(Ty::Int, Ty::Enum),
         ParamKind::User(t) => Ty::User(t.clone()),
-        ParamKind::AnyUser(ts) => Ty::AnyUser(ts.clone()),
+        ParamKind::AnyUser(ts) => Ty::AnyUser(ts.iter().map(|t| TypeRef::Id(*t)).collect()),
         ParamKind::List(inner) => Ty::List(Box::new(param_ty(inner))),
         ParamKind::Io => Ty::Io,
     }
@@ -154,7 +162,7 @@ pub enum Node {
     /// A value of an enum.
     EnumValue {
         /// The enum.
-        enum_name: String,
+        enum_id: EnumId,
         /// The value's name.
         value: String,
     },
@@ -169,7 +177,7 @@ pub enum Node {
         /// The value.
         of: Box<TExpr>,
         /// Its type.
-        type_name: String,
+        ty: TypeId,
         /// The field.
         field: String,
     },
@@ -178,7 +186,7 @@ pub enum Node {
         /// The value.
         of: Box<TExpr>,
         /// Its type.
-        type_name: String,
+        ty: TypeId,
         /// The instance.
         instance: String,
     },
@@ -208,14 +216,14 @@ pub enum Node {
     /// root type).
     OrSelf(String, Box<TExpr>),
     /// An integer seen as a value of an open enum (`enum:` on a value instance).
-    AsEnum(Box<TExpr>, String),
+    AsEnum(Box<TExpr>, EnumId),
 }
 
 /// One typed expression of the schema: where it is and its tree.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Typed {
     /// The schema type it belongs to.
-    pub type_name: String,
+    pub ty: TypeId,
     /// Its key path in the schema (`seq[2].size`, `instances.x.value`).
     pub key_path: String,
     /// Where it is evaluated.
@@ -229,7 +237,7 @@ pub struct Typed {
 }
 
 /// The index key of a typed expression: type, key path, side, line and column, text.
-type Key = (String, String, Side, (usize, usize), String);
+type Key = (TypeId, String, Side, (usize, usize), String);
 
 /// Every expression of a schema, typed.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -243,21 +251,21 @@ pub struct TypedSchema {
 
 impl TypedSchema {
     /// The typed tree of the expression at `key_path` (`seq[2].size`, `instances.x.value`,
-    /// as in diagnostics) of type `type_name`, as evaluated on `side`; `None` when there is
-    /// none (a key without an expression, or one the side does not evaluate).
-    pub fn get(&self, type_name: &str, key_path: &str, side: Side) -> Option<&TExpr> {
+    /// as in diagnostics) of type `ty`, as evaluated on `side`; `None` when there is none (a
+    /// key without an expression, or one the side does not evaluate).
+    pub fn get(&self, ty: TypeId, key_path: &str, side: Side) -> Option<&TExpr> {
         self.exprs
             .iter()
-            .find(|x| x.type_name == type_name && x.key_path == key_path && x.side == side)
+            .find(|x| x.ty == ty && x.key_path == key_path && x.side == side)
             .map(|x| &x.expr)
     }
 
-    /// The typed tree of expression `e` under `key_path` of type `type_name`, as evaluated
-    /// on `side` (one key path may hold several expressions: `valid` bounds, the arguments
-    /// of a type or a processor, the keys of a switch).
-    pub fn at(&self, type_name: &str, key_path: &str, side: Side, e: &SrcExpr) -> Option<&TExpr> {
+    /// The typed tree of expression `e` under `key_path` of type `ty`, as evaluated on
+    /// `side` (one key path may hold several expressions: `valid` bounds, the arguments of a
+    /// type or a processor, the keys of a switch).
+    pub fn at(&self, ty: TypeId, key_path: &str, side: Side, e: &SrcExpr) -> Option<&TExpr> {
         let k = (
-            type_name.to_owned(),
+            ty,
             key_path.to_owned(),
             side,
             (e.pos.line, e.pos.col),
@@ -269,7 +277,7 @@ impl TypedSchema {
     fn indexed(mut self) -> Self {
         for (i, x) in self.exprs.iter().enumerate() {
             let k = (
-                x.type_name.clone(),
+                x.ty,
                 x.key_path.clone(),
                 x.side,
                 (x.pos.line, x.pos.col),
@@ -312,7 +320,7 @@ pub fn check(s: &Schema, opts: &crate::Options) -> Result<TypedSchema, Vec<Diag>
 pub(crate) fn check_with_lens(
     s: &Schema,
     opts: &crate::Options,
-) -> Result<(TypedSchema, HashMap<String, usize>), Vec<Diag>> {
+) -> Result<(TypedSchema, HashMap<crate::ir::TypeId, usize>), Vec<Diag>> {
     let d = crate::check::names_and_refs(s);
     if !d.is_empty() {
         return Err(d);
@@ -344,7 +352,7 @@ mod tests {
     }
 
     fn find<'a>(t: &'a TypedSchema, kp: &str, side: Side) -> &'a TExpr {
-        t.get("rec", kp, side)
+        t.get(TypeId(0), kp, side)
             .unwrap_or_else(|| panic!("no typed `{kp}` on {side:?} in {:#?}", t.exprs))
     }
 
@@ -443,6 +451,6 @@ pub fn type_assert(s: &Schema, e: &crate::expr::Expr) -> Result<TExpr, String> {
     typer.assert_mode = true;
     let scope = typer
         .value_scope(root)
-        .with("_root", Ty::User(root.name.clone()));
+        .with("_root", Ty::User(TypeRef::Id(root.id)));
     typer.ty(e, &scope).map_err(|(m, _)| m)
 }

@@ -4,7 +4,9 @@
 use super::{param_ty, ty_name, Node, Side, TExpr, Ty};
 use crate::derive::{counts_and_lengths, Derived};
 use crate::expr::{BinOp, Expr, UnOp};
-use crate::ir::{Field, FieldKind, Instance, Repeat, Schema, TypeDef};
+use crate::ir::{
+    EnumId, EnumRef, Field, FieldKind, Instance, Repeat, Schema, TypeDef, TypeId, TypeRef,
+};
 use crate::num_type::{case_number, looks_like_number_type};
 use crate::sizes::{field_bits, type_bits};
 use std::cell::RefCell;
@@ -58,9 +60,9 @@ fn bad<T>(m: String, h: &str) -> Result<T, Problem> {
 pub(crate) struct Typer<'s> {
     pub s: &'s Schema,
     /// Enums that keep unknown integers (`enum:` on a value instance needs one).
-    pub open_enums: &'s HashSet<String>,
+    pub open_enums: &'s HashSet<EnumId>,
     /// The type whose expressions are typed.
-    pub cur_type: String,
+    pub cur_type: TypeId,
     /// Its value instances (a name not in scope may be one).
     pub cur_instances: &'s [Instance],
     /// The instances being typed in place, outermost first (a cycle is reported).
@@ -86,14 +88,14 @@ pub(crate) fn fixed_size_of(s: &Schema, name: &str) -> Option<usize> {
     if number.is_some() {
         return number;
     }
-    let b = type_bits(s, name, 0)?;
+    let b = type_bits(s, s.type_named(name)?.id, 0)?;
     (b % 8 == 0).then_some(b / 8)
 }
 
 /// The fixed encoded size in bytes of field `fid` of type `tn` (`x._sizeof`): a number, a
 /// literal `size`, or a user type of fixed size, times a literal repeat count.
-pub(crate) fn fixed_field_size(s: &Schema, tn: &str, fid: &str) -> Option<usize> {
-    let f = s.type_def(tn)?.fields.iter().find(|f| f.id == fid)?;
+pub(crate) fn fixed_field_size(s: &Schema, tn: TypeId, fid: &str) -> Option<usize> {
+    let f = s.ty(tn).fields.iter().find(|f| f.id == fid)?;
     let b = field_bits(s, f, 0)?;
     (b % 8 == 0).then_some(b / 8)
 }
@@ -112,11 +114,11 @@ fn lit_shift(b: &Expr) -> Option<i128> {
 
 impl<'s> Typer<'s> {
     /// A typer for the expressions of type `t`.
-    pub fn new(s: &'s Schema, open_enums: &'s HashSet<String>, t: &'s TypeDef) -> Self {
+    pub fn new(s: &'s Schema, open_enums: &'s HashSet<EnumId>, t: &'s TypeDef) -> Self {
         Self {
             s,
             open_enums,
-            cur_type: t.name.clone(),
+            cur_type: t.id,
             cur_instances: &t.instances,
             inlining: RefCell::new(Vec::new()),
             assert_mode: false,
@@ -184,7 +186,7 @@ impl<'s> Typer<'s> {
             Expr::Name(n) if n == "_io" && scope.get(n).is_none() => t(Ty::Io, Node::Stream(None)),
             Expr::Name(n) if n == "_sizeof" && scope.get(n).is_none() => {
                 // Kaitai Struct's `_sizeof` is static: the fixed size of the type.
-                let tn = &self.cur_type;
+                let tn = &self.s.ty(self.cur_type).name;
                 match fixed_size_of(self.s, tn) {
                     Some(v) => t(Ty::Int, Node::Size(v)),
                     None => return bad(format!("unable to derive `_sizeof` of type `{tn}`: it has no fixed size"), "`_sizeof` needs a type whose fields are all unconditional with fixed sizes and counts"),
@@ -194,7 +196,10 @@ impl<'s> Typer<'s> {
                 let Some(ty) = scope.get(n) else {
                     if self.assert_mode {
                         return bad(
-                            format!("`{}` has no field or instance `{n}`", self.cur_type),
+                            format!(
+                                "`{}` has no field or instance `{n}`",
+                                self.s.ty(self.cur_type).name
+                            ),
                             "",
                         );
                     }
@@ -207,7 +212,7 @@ impl<'s> Typer<'s> {
                 t(ty, Node::Var(n.clone()))
             }
             Expr::EnumRef(en, v) => {
-                let Some(def) = self.s.enum_def(en).or_else(|| self.enum_by_path(en)) else {
+                let Some(def) = self.s.enum_named(en).or_else(|| self.enum_by_path(en)) else {
                     return bad(format!("unknown enum `{en}`"), "name an enum from `enums`");
                 };
                 let en = &def.name;
@@ -218,9 +223,9 @@ impl<'s> Typer<'s> {
                     );
                 }
                 t(
-                    Ty::Enum(en.clone()),
+                    Ty::Enum(def.id),
                     Node::EnumValue {
-                        enum_name: en.clone(),
+                        enum_id: def.id,
                         value: v.clone(),
                     },
                 )
@@ -256,16 +261,16 @@ impl<'s> Typer<'s> {
         if attr == "_sizeof" {
             // `field._sizeof`: the static size of that field (its `size`, or its type's).
             let owner = match inner {
-                Expr::Name(n) if scope.get(n).is_some() => Some((self.cur_type.clone(), n.clone())),
+                Expr::Name(n) if scope.get(n).is_some() => Some((self.cur_type, n.clone())),
                 Expr::Attr(obj, m) => match self.ty(obj, scope)?.ty {
-                    Ty::User(tn) => Some((tn, m.clone())),
+                    Ty::User(TypeRef::Id(tn)) => Some((tn, m.clone())),
                     _ => None,
                 },
                 _ => None,
             };
             let size = owner
                 .as_ref()
-                .and_then(|(tn, fid)| fixed_field_size(self.s, tn, fid));
+                .and_then(|(tn, fid)| fixed_field_size(self.s, *tn, fid));
             return match size {
                 Some(v) => Ok(t(Ty::Int, Node::Size(v))),
                 None => bad(format!("unable to derive the sizeof of `{inner}`: it has no fixed size"), "`x._sizeof` needs a field of fixed size (a number, a literal `size`, or a type of fixed size)"),
@@ -282,7 +287,7 @@ impl<'s> Typer<'s> {
                     return bad(
                         format!(
                             "`._io` applies to a user-type value, not {}",
-                            ty_name(&v.ty)
+                            ty_name(self.s, &v.ty)
                         ),
                         "use `_io` for this type's own stream",
                     );
@@ -304,9 +309,9 @@ impl<'s> Typer<'s> {
             // A test spec reads a member of a switch value without a cast: the first case
             // type that has it.
             let case = self
-                .switch_case_types(owner, fid)
+                .switch_case_types(*owner, *fid)
                 .into_iter()
-                .find(|tn| self.s.type_def(tn).is_some_and(|td| has_member(td, attr)));
+                .find(|tn| self.s.type_of(tn).is_some_and(|td| has_member(td, attr)));
             if let Some(tn) = case {
                 return self.member_of(v, &tn, attr);
             }
@@ -324,7 +329,7 @@ impl<'s> Typer<'s> {
                 if matches!(attr, "min" | "max") && !matches!(elem, Ty::Int | Ty::Float | Ty::Str)
                 {
                     return bad(
-                        format!("`.{attr}` does not apply to {}", ty_name(&v.ty)),
+                        format!("`.{attr}` does not apply to {}", ty_name(self.s, &v.ty)),
                         "`.min` and `.max` take lists of numbers or strings, or bytes",
                     );
                 }
@@ -332,8 +337,8 @@ impl<'s> Typer<'s> {
             }
             ("size", Ty::List(_) | Ty::Bytes) | ("length", Ty::Bytes | Ty::Str) => Ty::Int,
             // Kaitai Struct's compiler refuses `.length` on a list: keep schemas it accepts.
-            ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(&v.ty)), "use `.size` for the number of elements"),
-            _ => return bad(format!("`.{attr}` is not a method or member of {}", ty_name(&v.ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
+            ("length", Ty::List(_)) => return bad(format!("`.length` does not apply to {} (Kaitai Struct counts a list with `.size`)", ty_name(self.s, &v.ty)), "use `.size` for the number of elements"),
+            _ => return bad(format!("`.{attr}` is not a method or member of {}", ty_name(self.s, &v.ty)), "supported: `.to_i` on enums, `.size` on lists and bytes, `.length` on bytes and strings"),
         };
         Ok(t(
             ty,
@@ -354,14 +359,14 @@ impl<'s> Typer<'s> {
             Ty::Bytes => Ty::Int,
             _ => {
                 return bad(
-                    format!("`[]` does not apply to {}", ty_name(&l.ty)),
+                    format!("`[]` does not apply to {}", ty_name(self.s, &l.ty)),
                     "index a list or a byte array",
                 )
             }
         };
         if i.ty != Ty::Int {
             return bad(
-                format!("the index is {}, not an integer", ty_name(&i.ty)),
+                format!("the index is {}, not an integer", ty_name(self.s, &i.ty)),
                 "index with an integer expression",
             );
         }
@@ -387,7 +392,7 @@ impl<'s> Typer<'s> {
         let mut parts = Vec::new();
         let mut elem: Option<Ty> = None;
         // User-type values: a list of "one of these types", whatever the mix.
-        let mut users: Vec<String> = Vec::new();
+        let mut users: Vec<TypeRef> = Vec::new();
         for x in items {
             let v = self.ty(x, scope)?;
             let Ty::User(u) = &v.ty else {
@@ -400,7 +405,7 @@ impl<'s> Typer<'s> {
             parts.push(v);
         }
         if !parts.is_empty() {
-            users.sort();
+            users.sort_by(|a, b| self.s.type_name(a).cmp(self.s.type_name(b)));
             return Ok(t(Ty::List(Box::new(Ty::AnyUser(users))), Node::List(parts)));
         }
         for x in items {
@@ -416,7 +421,11 @@ impl<'s> Typer<'s> {
             match &elem {
                 Some(e) if *e != xty => {
                     return bad(
-                        format!("a list literal mixes {} and {}", ty_name(e), ty_name(&xty)),
+                        format!(
+                            "a list literal mixes {} and {}",
+                            ty_name(self.s, e),
+                            ty_name(self.s, &xty)
+                        ),
                         "give every element the same type",
                     )
                 }
@@ -427,7 +436,10 @@ impl<'s> Typer<'s> {
                 Ty::Str | Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_) | Ty::Io
             ) {
                 return bad(
-                    format!("list literals of {} are not supported", ty_name(&xty)),
+                    format!(
+                        "list literals of {} are not supported",
+                        ty_name(self.s, &xty)
+                    ),
                     "list numbers, strings, conditions or enum values",
                 );
             }
@@ -456,7 +468,7 @@ impl<'s> Typer<'s> {
             };
             let fb = self.ty(&args[0], scope)?;
             if fb.ty != *pty || !matches!(fb.ty, Ty::Int | Ty::Float | Ty::Bool | Ty::Enum(_)) {
-                return bad(format!("`_root` paths of a recursive root type must give a number, condition or enum, not {}", ty_name(&fb.ty)), "use `_root.<number field>`");
+                return bad(format!("`_root` paths of a recursive root type must give a number, condition or enum, not {}", ty_name(self.s, &fb.ty)), "use `_root.<number field>`");
             }
             return Ok(t(fb.ty.clone(), Node::OrSelf(pn.clone(), bx(fb))));
         }
@@ -479,8 +491,8 @@ impl<'s> Typer<'s> {
                 Ty::Str
             }
             _ => {
-                let shown: Vec<String> = tys.iter().map(|t| ty_name(t)).collect();
-                return bad(format!("`.{m}({})` is not a method of {}", shown.join(", "), ty_name(&v.ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
+                let shown: Vec<String> = tys.iter().map(|t| ty_name(self.s, t)).collect();
+                return bad(format!("`.{m}({})` is not a method of {}", shown.join(", "), ty_name(self.s, &v.ty)), "supported: `.substring(from, to)` and `.to_i(radix)` on strings, `.to_s(encoding)` on bytes");
             }
         };
         Ok(t(
@@ -494,12 +506,8 @@ impl<'s> Typer<'s> {
     }
 
     /// The case types of switch field `fid` of type `owner`, in the order of their variants.
-    fn switch_case_types(&self, owner: &str, fid: &str) -> Vec<String> {
-        let Some(f) = self
-            .s
-            .type_def(owner)
-            .and_then(|t| t.fields.iter().find(|g| g.id == fid))
-        else {
+    fn switch_case_types(&self, owner: TypeId, fid: usize) -> Vec<TypeRef> {
+        let Some(f) = self.s.ty(owner).fields.get(fid) else {
             return Vec::new();
         };
         switch_types(f)
@@ -512,16 +520,16 @@ impl<'s> Typer<'s> {
         let (Ty::Switch(ta, fa), Ty::Switch(tb, fb)) = (a, b) else {
             return false;
         };
-        let Some(t) = self.s.type_def(ta).filter(|_| ta == tb) else {
+        if ta != tb {
             return false;
-        };
-        let owner = |fid: &str| {
+        }
+        let t = self.s.ty(*ta);
+        let owner = |fid: usize| {
             t.fields
-                .iter()
-                .find(|g| g.id == fid)
+                .get(fid)
                 .map(|g| crate::shape::switch_enum_owner(t, g).id.clone())
         };
-        owner(fa).is_some() && owner(fa) == owner(fb)
+        owner(*fa).is_some() && owner(*fa) == owner(*fb)
     }
 
     /// `a.as<target>`.
@@ -538,7 +546,7 @@ impl<'s> Typer<'s> {
                 let base = target.trim_end_matches("[]");
                 let known = matches!(base, "bytes" | "str")
                     || looks_like_number_type(base)
-                    || self.s.type_def(base).is_some()
+                    || self.s.type_named(base).is_some()
                     || self.type_by_path(base).is_some();
                 if known {
                     return Err(e);
@@ -561,7 +569,7 @@ impl<'s> Typer<'s> {
             (Ty::Bytes, "bytes") | (Ty::Str, "str") => true,
             (Ty::Int, t) => looks_like_number_type(t) && !t.starts_with('f'),
             (Ty::Float, "f4" | "f8") => true,
-            (Ty::User(tn), t) => match (self.s.type_def(tn), self.s.type_def(t)) {
+            (Ty::User(tn), t) => match (self.s.type_of(tn), self.s.type_named(t)) {
                 (Some(a), Some(b)) => std::ptr::eq(a, b),
                 _ => false,
             },
@@ -574,19 +582,23 @@ impl<'s> Typer<'s> {
             }
         }
         if let Ty::Switch(owner, fid) = &v.ty {
-            let cases = self.switch_case_types(owner, fid);
-            if cases
-                .iter()
-                .any(|tn| tn == target && !crate::num_type::case_builtin(tn))
-            {
+            let cases = self.switch_case_types(*owner, *fid);
+            if let Some(tn) = cases.iter().find(|tn| {
+                let n = self.s.type_name(tn);
+                n == target && !crate::num_type::case_builtin(n)
+            }) {
                 return Ok(t(
-                    Ty::User(target.to_owned()),
+                    Ty::User(tn.clone()),
                     Node::Cast(bx(v), target.to_owned()),
                 ));
             }
             // `.as<u4>`: the number of a number case (an error when the value holds another
             // case, as `.as<point>` is).
-            let picked = crate::num_type::cast_cases(&cases, target);
+            let names: Vec<String> = cases
+                .iter()
+                .map(|r| self.s.type_name(r).to_owned())
+                .collect();
+            let picked = crate::num_type::cast_cases(&names, target);
             if let Some(first) = picked.first() {
                 let float = crate::num_type::case_number(first).is_some_and(|c| c.2);
                 let ty = if float { Ty::Float } else { Ty::Int };
@@ -594,7 +606,7 @@ impl<'s> Typer<'s> {
             }
         }
         if !same {
-            return bad(format!("`.as<{target}>` cannot make {} into `{target}`", ty_name(&v.ty)), "`.as<>` is supported where the value already has that type (a number type for integers, the same user type)");
+            return bad(format!("`.as<{target}>` cannot make {} into `{target}`", ty_name(self.s, &v.ty)), "`.as<>` is supported where the value already has that type (a number type for integers, the same user type)");
         }
         Ok(t(v.ty.clone(), Node::Cast(bx(v), target.to_owned())))
     }
@@ -608,7 +620,7 @@ impl<'s> Typer<'s> {
         );
         if !ok {
             return bad(
-                format!("this operator does not apply to {}", ty_name(&v.ty)),
+                format!("this operator does not apply to {}", ty_name(self.s, &v.ty)),
                 "`not` takes a condition; `-` and `~` take numbers",
             );
         }
@@ -636,8 +648,8 @@ impl<'s> Typer<'s> {
             return bad(
                 format!(
                     "the branches of `? :` differ ({} and {})",
-                    ty_name(&a.ty),
-                    ty_name(&b.ty)
+                    ty_name(self.s, &a.ty),
+                    ty_name(self.s, &b.ty)
                 ),
                 "make both branches the same type",
             );
@@ -660,8 +672,8 @@ impl<'s> Typer<'s> {
                     return bad(
                         format!(
                             "`and`/`or` need conditions, found {} and {}",
-                            ty_name(&aty),
-                            ty_name(&bty)
+                            ty_name(self.s, &aty),
+                            ty_name(self.s, &bty)
                         ),
                         "compare values first, e.g. `(flags & 1) != 0 and n > 0`",
                     );
@@ -680,18 +692,18 @@ impl<'s> Typer<'s> {
                     _ => false,
                 };
                 if !ok {
-                    return bad(format!("cannot compare {} with {} this way", ty_name(&aty), ty_name(&bty)), "compare an enum with a value of the same enum (`kind == frame_kind::absolute`), or use `.to_i`");
+                    return bad(format!("cannot compare {} with {} this way", ty_name(self.s, &aty), ty_name(self.s, &bty)), "compare an enum with a value of the same enum (`kind == frame_kind::absolute`), or use `.to_i`");
                 }
                 Ty::Bool
             }
-            _ => Self::arith(op, &aty, &bty, b)?,
+            _ => self.arith(op, &aty, &bty, b)?,
         };
         Ok(t(ty, Node::Binary(op, bx(x), bx(y))))
     }
 
     /// The type of arithmetic or a bit operation on operands of types `aty` and `bty` (after
     /// promotion); `b` is the right operand (a constant divisor or shift is checked here).
-    fn arith(op: BinOp, aty: &Ty, bty: &Ty, b: &Expr) -> Result<Ty, Problem> {
+    fn arith(&self, op: BinOp, aty: &Ty, bty: &Ty, b: &Expr) -> Result<Ty, Problem> {
         if *aty == Ty::Float
             && *bty == Ty::Float
             && matches!(
@@ -708,8 +720,8 @@ impl<'s> Typer<'s> {
             return bad(
                 format!(
                     "arithmetic needs integers, found {} and {}",
-                    ty_name(aty),
-                    ty_name(bty)
+                    ty_name(self.s, aty),
+                    ty_name(self.s, bty)
                 ),
                 "use `.to_i` on enum values",
             );
@@ -729,16 +741,20 @@ impl<'s> Typer<'s> {
 
     /// `value.member` where `value` is of user type `tn`: a stored field, a derived count or
     /// length, or a value instance.
-    fn member_of(&self, v: TExpr, tn: &str, attr: &str) -> R {
-        let Some(td) = self.s.type_def(tn) else {
-            return Err((format!("unknown type `{tn}`"), String::new()));
+    fn member_of(&self, v: TExpr, tn: &TypeRef, attr: &str) -> R {
+        let Some(td) = self.s.type_of(tn) else {
+            return Err((
+                format!("unknown type `{}`", self.s.type_name(tn)),
+                String::new(),
+            ));
         };
+        let tn = td.name.as_str();
         let member = |ty: Ty| {
             t(
                 ty,
                 Node::Member {
                     of: bx(v.clone()),
-                    type_name: tn.to_owned(),
+                    ty: td.id,
                     field: attr.to_owned(),
                 },
             )
@@ -801,7 +817,7 @@ impl<'s> Typer<'s> {
                 ty?,
                 Node::MemberInstance {
                     of: bx(v),
-                    type_name: tn.to_owned(),
+                    ty: td.id,
                     instance: attr.to_owned(),
                 },
             ));
@@ -842,7 +858,7 @@ impl<'s> Typer<'s> {
         let me = Typer {
             s: self.s,
             open_enums: self.open_enums,
-            cur_type: td.name.clone(),
+            cur_type: td.id,
             cur_instances: &td.instances,
             inlining: RefCell::new(self.inlining.borrow().clone()),
             assert_mode: self.assert_mode,
@@ -852,7 +868,7 @@ impl<'s> Typer<'s> {
             me.ty(&c.expr, &scope)?;
         }
         Ok(match &i.enum_name {
-            Some(e) => Ty::Enum(e.clone()),
+            Some(e) => e.id().map_or(ty, Ty::Enum),
             None => ty,
         })
     }
@@ -983,7 +999,7 @@ impl<'s> Typer<'s> {
         let ty = if target == "bytes" {
             Ty::Bytes
         } else {
-            Ty::User(self.type_by_path(target)?.name.clone())
+            Ty::User(TypeRef::Id(self.type_by_path(target)?.id))
         };
         // The node keeps the target as written: a value's type is checked by its last
         // segment, the schema name.
@@ -991,29 +1007,30 @@ impl<'s> Typer<'s> {
     }
 
     /// An integer seen as a value of enum `e` (`enum:` on a value instance).
-    pub fn int_as_enum(&self, e: &str, v: TExpr) -> R {
-        if self.s.enum_def(e).is_none() {
+    pub fn int_as_enum(&self, r: &EnumRef, v: TExpr) -> R {
+        let e = self.s.enum_name(r);
+        let Some(id) = r.id() else {
             return Err((
                 format!("unknown enum `{e}`"),
                 "name an enum from `enums`".into(),
             ));
-        }
+        };
         if v.ty != Ty::Int {
             return Err((
                 format!(
                     "`enum: {e}` needs an integer value, found {}",
-                    ty_name(&v.ty)
+                    ty_name(self.s, &v.ty)
                 ),
                 "give the instance an integer `value`".into(),
             ));
         }
-        if !self.open_enums.contains(e) {
+        if !self.open_enums.contains(&id) {
             return Err((
                 format!("`enum` on a value instance needs the open enum `{e}` (the schema sets `-sp-strict`)"),
                 "compare the integer with `.to_i` of enum values instead".into(),
             ));
         }
-        Ok(t(Ty::Enum(e.to_owned()), Node::AsEnum(bx(v), e.to_owned())))
+        Ok(t(Ty::Enum(id), Node::AsEnum(bx(v), id)))
     }
 }
 
@@ -1026,11 +1043,11 @@ fn has_member(td: &TypeDef, n: &str) -> bool {
 
 /// The case types of a switch field, one per variant in order (case types first, then the
 /// default's when no case names it).
-pub(crate) fn switch_types(f: &Field) -> Vec<String> {
+pub(crate) fn switch_types(f: &Field) -> Vec<TypeRef> {
     let FieldKind::Switch { cases, default, .. } = &f.kind else {
         return Vec::new();
     };
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<TypeRef> = Vec::new();
     for (_, tn) in cases {
         if !out.contains(tn) {
             out.push(tn.clone());
@@ -1065,7 +1082,7 @@ fn field_ty_present(s: &Schema, f: &Field) -> Ty {
         }
         | FieldKind::Int {
             enum_name: Some(e), ..
-        } => Ty::Enum(e.clone()),
+        } => e.id().map_or(Ty::Int, Ty::Enum),
         FieldKind::Bits {
             width: 1,
             offset_binary: false,
@@ -1075,15 +1092,17 @@ fn field_ty_present(s: &Schema, f: &Field) -> Ty {
         FieldKind::Float { .. } => Ty::Float,
         FieldKind::Bytes(_) | FieldKind::Contents(_) => Ty::Bytes,
         FieldKind::Str { .. } => Ty::Str,
-        FieldKind::User { name, .. } => Ty::User(name.clone()),
+        FieldKind::User { ty: name, .. } => Ty::User(name.clone()),
         FieldKind::Switch { .. } => {
-            let owner = s
-                .types
-                .iter()
-                .find(|t| t.fields.iter().any(|g| g.key_path == f.key_path))
-                .map(|t| t.name.clone())
-                .unwrap_or_default();
-            Ty::Switch(owner, f.id.clone())
+            let owner = s.types.iter().find_map(|t| {
+                let i = t.fields.iter().position(|g| g.key_path == f.key_path)?;
+                Some((t.id, i))
+            });
+            match owner {
+                Some((t, i)) => Ty::Switch(t, i),
+                // Every switch field belongs to a type of the schema.
+                None => Ty::AnyStruct,
+            }
         }
     };
     match f.repeat {
@@ -1098,13 +1117,13 @@ pub(crate) fn number_switch_ty(s: &Schema, ty: &Ty) -> Option<Ty> {
     let Ty::Switch(owner, fid) = ty else {
         return None;
     };
-    let f = s.type_def(owner)?.fields.iter().find(|g| &g.id == fid)?;
+    let f = s.ty(*owner).fields.get(*fid)?;
     let FieldKind::Switch { cases, default, .. } = &f.kind else {
         return None;
     };
     let mut float = false;
     for n in cases.iter().map(|(_, n)| n).chain(default.iter()) {
-        float |= case_number(n)?.2;
+        float |= case_number(s.type_name(n))?.2;
     }
     Some(if float { Ty::Float } else { Ty::Int })
 }

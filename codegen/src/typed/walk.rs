@@ -15,12 +15,6 @@ use std::collections::HashMap;
 /// Returns the typed expressions and the problems found, type by type.
 pub(super) fn walk(s: &Schema, opts: &crate::Options) -> (TypedSchema, Vec<Diag>) {
     let open = crate::shape::open_enums(s);
-    // Types by name, looked up once per argument list (the first of a name, as
-    // `Schema::type_def` finds).
-    let mut by_name: HashMap<&str, &TypeDef> = HashMap::new();
-    for t in &s.types {
-        by_name.entry(t.name.as_str()).or_insert(t);
-    }
     let mut diags = Vec::new();
     let mut out = TypedSchema::default();
     for t in &s.types {
@@ -30,7 +24,6 @@ pub(super) fn walk(s: &Schema, opts: &crate::Options) -> (TypedSchema, Vec<Diag>
             t,
             typer: Typer::new(s, &open, t),
             derived: crate::derive::derived(s, t, &mut Vec::new()),
-            by_name: &by_name,
             diags: &mut diags,
             out: &mut out.exprs,
         };
@@ -41,19 +34,23 @@ pub(super) fn walk(s: &Schema, opts: &crate::Options) -> (TypedSchema, Vec<Diag>
 
 /// The fields reading type `tn` without a size (where it has no stream of its own), outside
 /// processed fields.
-pub(crate) fn unsized_readers<'s>(s: &'s Schema, tn: &str) -> Vec<&'s Field> {
+pub(crate) fn unsized_readers<'s>(s: &'s Schema, tn: &TypeRef) -> Vec<&'s Field> {
     let mut out = Vec::new();
     for t in &s.types {
         for f in &t.fields {
             let (reads, sized) = match &f.kind {
-                FieldKind::User { name, size } => (name == tn, size.is_some()),
+                FieldKind::User { ty: name, size } => (name == tn, size.is_some()),
                 FieldKind::Switch {
                     cases,
                     default,
                     size,
                     ..
                 } => (
-                    cases.iter().any(|(_, n)| n == tn) || default.as_deref() == Some(tn),
+                    cases
+                        .iter()
+                        .map(|(_, n)| n)
+                        .chain(default.iter())
+                        .any(|n| n == tn),
                     size.is_some(),
                 ),
                 _ => (false, false),
@@ -68,7 +65,7 @@ pub(crate) fn unsized_readers<'s>(s: &'s Schema, tn: &str) -> Vec<&'s Field> {
 
 /// The variants of a switch field: each case type with its keys (the default's with none
 /// when no case names it).
-fn switch_variants(f: &Field) -> Vec<(String, Vec<SrcExpr>)> {
+fn switch_variants(f: &Field) -> Vec<(TypeRef, Vec<SrcExpr>)> {
     let FieldKind::Switch { cases, .. } = &f.kind else {
         return Vec::new();
     };
@@ -110,7 +107,6 @@ struct TypeWalk<'a, 's> {
     t: &'s TypeDef,
     typer: Typer<'s>,
     derived: HashMap<String, Derived>,
-    by_name: &'a HashMap<&'s str, &'s TypeDef>,
     diags: &'a mut Vec<Diag>,
     out: &'a mut Vec<Typed>,
 }
@@ -127,7 +123,7 @@ impl TypeWalk<'_, '_> {
             Ok(x) => {
                 let ty = x.ty.clone();
                 self.out.push(Typed {
-                    type_name: self.t.name.clone(),
+                    ty: self.t.id,
                     key_path: kp.to_owned(),
                     side: scope.side,
                     pos: e.pos,
@@ -162,8 +158,8 @@ impl TypeWalk<'_, '_> {
             format!(
                 "`{}` is {} but {} is needed here",
                 e.src,
-                ty_name(&ty),
-                ty_name(&want)
+                ty_name(self.s, &ty),
+                ty_name(self.s, &want)
             ),
             hint,
         );
@@ -408,7 +404,7 @@ impl TypeWalk<'_, '_> {
                     "`io: {}._io`: `{}` is {}, which has no member `_io` (only a user-type value has a stream)",
                     io.src,
                     io.src,
-                    ty_name(&ty)
+                    ty_name(self.s, &ty)
                 ),
                 "name a field (or a list element) holding a user type read with a `size`",
             );
@@ -416,7 +412,7 @@ impl TypeWalk<'_, '_> {
         };
         if let Some(g) = unsized_readers(self.s, &tn).first() {
             let at = format!("{}:{}:{}", self.s.file, g.pos.line, g.pos.col);
-            let msg = format!("`io: {}._io`: `{tn}` is also read without a `size` (`{}`, {at}), where it has no stream of its own", io.src, g.key_path);
+            let msg = format!("`io: {}._io`: `{}` is also read without a `size` (`{}`, {at}), where it has no stream of its own", io.src, self.s.type_name(&tn), g.key_path);
             self.err(
                 io.pos,
                 &kp,
@@ -456,7 +452,7 @@ impl TypeWalk<'_, '_> {
                 }
                 self.processor(f, scope)
             }
-            FieldKind::User { name, size } if term => {
+            FieldKind::User { ty: name, size } if term => {
                 if let Some(s @ Size::Expr(_)) = size {
                     self.size(s, scope, kp)?;
                 }
@@ -473,7 +469,7 @@ impl TypeWalk<'_, '_> {
                 self.size(size, scope, kp)?;
                 self.processor(f, scope)?;
                 match &f.kind {
-                    FieldKind::User { name, .. } => self.args(f, name, scope, kp),
+                    FieldKind::User { ty: name, .. } => self.args(f, name, scope, kp),
                     _ => Some(()),
                 }
             }
@@ -483,7 +479,7 @@ impl TypeWalk<'_, '_> {
                 None => Some(()),
             },
             FieldKind::Contents(_) => Some(()),
-            FieldKind::User { name, size } => {
+            FieldKind::User { ty: name, size } => {
                 self.args(f, name, scope, kp)?;
                 match size {
                     Some(s) => self.size(s, scope, kp),
@@ -511,7 +507,7 @@ impl TypeWalk<'_, '_> {
                 format!(
                     "`{}` is {}, not an integer, enum, string, bytes or condition",
                     on.src,
-                    ty_name(&sty)
+                    ty_name(self.s, &sty)
                 ),
                 "switch on an integer, enum, string or condition",
             );
@@ -519,7 +515,7 @@ impl TypeWalk<'_, '_> {
         }
         self.case_keys(f, &sty);
         for (tn, keys) in switch_variants(f) {
-            if !case_builtin(&tn) {
+            if !case_builtin(self.s.type_name(&tn)) {
                 self.args(f, &tn, scope, kp)?;
             }
             for k in &keys {
@@ -535,8 +531,8 @@ impl TypeWalk<'_, '_> {
                         format!(
                             "case key `{}` is {}, which cannot be compared with the switch value ({})",
                             k.src,
-                            ty_name(&kty),
-                            ty_name(&sty)
+                            ty_name(self.s, &kty),
+                            ty_name(self.s, &sty)
                         ),
                         "give case keys of the switch value's type",
                     );
@@ -545,7 +541,7 @@ impl TypeWalk<'_, '_> {
             }
         }
         if let Some(d) = default {
-            if !case_builtin(d) {
+            if !case_builtin(self.s.type_name(d)) {
                 self.args(f, d, scope, kp)?;
             }
         }
@@ -568,7 +564,8 @@ impl TypeWalk<'_, '_> {
                 Expr::Int(v) => Some(*v),
                 Expr::EnumRef(e, v) => {
                     if let Ty::Enum(se) = switch_ty {
-                        if se != e {
+                        if self.s.enum_named(e).map(|d| d.id) != Some(*se) {
+                            let se = &self.s.enm(*se).name;
                             self.err(
                                 k.pos,
                                 &kp,
@@ -581,7 +578,7 @@ impl TypeWalk<'_, '_> {
                         }
                     }
                     self.s
-                        .enum_def(e)
+                        .enum_named(e)
                         .and_then(|d| d.values.iter().find(|x| &x.name == v))
                         .map(|x| x.value)
                 }
@@ -614,7 +611,7 @@ impl TypeWalk<'_, '_> {
                 }
                 self.processor(f, scope)?;
                 match &f.kind {
-                    FieldKind::User { name, .. } => self.args(f, name, scope, kp),
+                    FieldKind::User { ty: name, .. } => self.args(f, name, scope, kp),
                     _ => Some(()),
                 }
             }
@@ -622,7 +619,7 @@ impl TypeWalk<'_, '_> {
                 let size = processed_size(f)?;
                 self.processor(f, scope)?;
                 self.size_check(size, scope, kp)?;
-                if let FieldKind::User { name, .. } = &f.kind {
+                if let FieldKind::User { ty: name, .. } = &f.kind {
                     self.args(f, name, scope, kp)?;
                 }
                 if proc_args_use_io(f) {
@@ -630,7 +627,7 @@ impl TypeWalk<'_, '_> {
                 }
                 Some(())
             }
-            FieldKind::User { name, size } if term => {
+            FieldKind::User { ty: name, size } if term => {
                 if let Some(s @ Size::Expr(_)) = size {
                     self.size(s, scope, kp)?;
                 }
@@ -648,7 +645,7 @@ impl TypeWalk<'_, '_> {
                 None => Some(()),
             },
             FieldKind::Contents(_) => Some(()),
-            FieldKind::User { name, size } => {
+            FieldKind::User { ty: name, size } => {
                 if let Some(s) = size {
                     self.size_check(s, scope, kp)?;
                 }
@@ -660,7 +657,7 @@ impl TypeWalk<'_, '_> {
                     for k in &keys {
                         self.expr(k, scope, &format!("{kp}.type.cases"))?;
                     }
-                    if !case_builtin(&tn) {
+                    if !case_builtin(self.s.type_name(&tn)) {
                         self.args(f, &tn, scope, kp)?;
                     }
                 }
@@ -675,8 +672,8 @@ impl TypeWalk<'_, '_> {
     /// The arguments field `f` gives the params of type `tn` (written ones, then the context
     /// params' paths), each of its param's type; a param of this type passed on unchanged is
     /// taken as it is.
-    fn args(&mut self, f: &Field, tn: &str, scope: &Scope, kp: &str) -> Option<()> {
-        if self.s.opaque.iter().any(|n| n == tn) && matches!(f.kind, FieldKind::User { .. }) {
+    fn args(&mut self, f: &Field, tn: &TypeRef, scope: &Scope, kp: &str) -> Option<()> {
+        if self.s.is_opaque(tn) && matches!(f.kind, FieldKind::User { .. }) {
             // An opaque type has no `params`: each argument is given as its own value.
             for a in &f.args {
                 let ty = self.expr(a, scope, &format!("{kp}.type"))?;
@@ -685,9 +682,10 @@ impl TypeWalk<'_, '_> {
                         a.pos,
                         &format!("{kp}.type"),
                         format!(
-                            "argument `{}` of opaque type `{tn}` is {}",
+                            "argument `{}` of opaque type `{}` is {}",
                             a.src,
-                            ty_name(&ty)
+                            self.s.type_name(tn),
+                            ty_name(self.s, &ty)
                         ),
                         "give an opaque type integers, conditions, floats, strings or byte arrays",
                     );
@@ -696,7 +694,7 @@ impl TypeWalk<'_, '_> {
             }
             return Some(());
         }
-        let params: &[Param] = self.by_name.get(tn).map_or(&[], |t| &t.params);
+        let params: &[Param] = self.s.type_of(tn).map_or(&[], |t| &t.params);
         let explicit: Vec<Option<SrcExpr>> = match &f.kind {
             FieldKind::User { .. } => f.args.iter().cloned().map(Some).collect(),
             _ => f
@@ -712,7 +710,8 @@ impl TypeWalk<'_, '_> {
                 f.pos_of("type"),
                 &format!("{kp}.type"),
                 format!(
-                    "type `{tn}` takes {} argument(s) but {} are given",
+                    "type `{}` takes {} argument(s) but {} are given",
+                    self.s.type_name(tn),
                     written,
                     explicit.len()
                 ),
@@ -721,7 +720,7 @@ impl TypeWalk<'_, '_> {
             return None;
         }
         let mut all = explicit;
-        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| n == tn) {
+        if let Some((_, ctx)) = f.ctx_args.iter().find(|(n, _)| Some(*n) == tn.id()) {
             all.extend(ctx.iter().cloned());
         }
         for (p, a) in params.iter().zip(&all) {
@@ -741,17 +740,20 @@ impl TypeWalk<'_, '_> {
             let want = param_ty(&p.kind);
             if !(ty == want || (want == Ty::Float && ty == Ty::Int)) {
                 let what = match &p.context {
-                    Some(c) => format!("`{c}` of `{tn}` (given as `{}`)", a.src),
+                    Some(c) => {
+                        format!("`{c}` of `{}` (given as `{}`)", self.s.type_name(tn), a.src)
+                    }
                     None => format!("argument `{}`", a.src),
                 };
                 self.err(
                     f.pos_of("type"),
                     &format!("{kp}.type"),
                     format!(
-                        "{what} is {} but param `{}` of `{tn}` is {}",
-                        ty_name(&ty),
+                        "{what} is {} but param `{}` of `{}` is {}",
+                        ty_name(self.s, &ty),
                         p.id,
-                        ty_name(&want)
+                        self.s.type_name(tn),
+                        ty_name(self.s, &want)
                     ),
                     "pass a value of the param's type",
                 );
@@ -774,7 +776,7 @@ impl TypeWalk<'_, '_> {
                 self.err(
                     e.pos,
                     &kp,
-                    format!("the xor key `{}` is {}", e.src, ty_name(&ty)),
+                    format!("the xor key `{}` is {}", e.src, ty_name(self.s, &ty)),
                     "give an integer (one byte) or a byte field",
                 );
                 None
@@ -796,7 +798,7 @@ impl TypeWalk<'_, '_> {
                         self.err(
                             a.pos,
                             &kp,
-                            format!("processor argument `{}` is {}", a.src, ty_name(&ty)),
+                            format!("processor argument `{}` is {}", a.src, ty_name(self.s, &ty)),
                             "give integers, conditions, floats, strings or byte arrays",
                         );
                         return None;
@@ -988,7 +990,7 @@ impl TypeWalk<'_, '_> {
             if !supported {
                 let msg = format!(
                     "value instances of {} are not supported yet",
-                    ty_name(&v.ty)
+                    ty_name(self.s, &v.ty)
                 );
                 self.err(
                     inst.value.pos,
@@ -999,7 +1001,7 @@ impl TypeWalk<'_, '_> {
                 continue;
             }
             self.out.push(Typed {
-                type_name: t.name.clone(),
+                ty: t.id,
                 key_path: format!("{kp}.value"),
                 side: Side::Value,
                 pos: inst.value.pos,
@@ -1028,7 +1030,7 @@ impl TypeWalk<'_, '_> {
         match self.typer.ty(&e.expr, &scope) {
             Ok(v) if v.ty == Ty::Str => {
                 self.out.push(Typed {
-                    type_name: t.name.clone(),
+                    ty: t.id,
                     key_path: kp,
                     side: Side::Value,
                     pos: e.pos,
@@ -1041,7 +1043,7 @@ impl TypeWalk<'_, '_> {
                 let msg = format!(
                     "`to-string` must be a string, but `{}` is {}",
                     e.src,
-                    ty_name(&v.ty)
+                    ty_name(self.s, &v.ty)
                 );
                 self.err(
                     e.pos,
