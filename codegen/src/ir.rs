@@ -441,6 +441,27 @@ pub struct TermSpec {
     pub width: u8,
 }
 
+impl TermSpec {
+    /// A plain zero terminator `width` bytes wide (1, or 2 for a `strz` in UTF-16: two zero
+    /// bytes at an even offset), taken from the stream and not part of the value; the end
+    /// of the stream before it is an error. `type: strz` without other keys.
+    pub fn zero_terminated(width: u8) -> TermSpec {
+        TermSpec {
+            terminator: Some(0),
+            include: false,
+            consume: true,
+            eos_error: true,
+            pad_right: None,
+            width,
+        }
+    }
+
+    /// [`TermSpec::zero_terminated`] for a `strz` in `encoding`.
+    pub fn strz(encoding: &str) -> TermSpec {
+        TermSpec::zero_terminated(crate::num_type::strz_width(encoding))
+    }
+}
+
 /// What a field stores.
 #[derive(Debug, Clone)]
 pub enum FieldKind {

@@ -1565,14 +1565,7 @@ impl<'s> Interp<'s> {
             let enc = encoding.unwrap_or("UTF-8");
             let at = r.offset();
             let val = if z {
-                let term = TermSpec {
-                    terminator: Some(0),
-                    include: false,
-                    consume: true,
-                    eos_error: true,
-                    pad_right: None,
-                    width: crate::num_type::strz_width(enc),
-                };
+                let term = TermSpec::strz(enc);
                 r.read_terminated(None, term_of(Some(&term)))?.0
             } else {
                 r.take_rest()
@@ -2013,14 +2006,7 @@ fn in_schema_order(
 }
 
 fn term_of(t: Option<&TermSpec>) -> Term {
-    let t = t.copied().unwrap_or(TermSpec {
-        terminator: Some(0),
-        include: false,
-        consume: true,
-        eos_error: true,
-        pad_right: None,
-        width: 1,
-    });
+    let t = t.copied().unwrap_or(TermSpec::zero_terminated(1));
     Term {
         terminator: t.terminator,
         include: t.include,

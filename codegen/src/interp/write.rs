@@ -955,14 +955,7 @@ fn write_elem(
                 .into_owned();
             let mut f2 = f.clone();
             if size.is_none() && f.term.is_none() {
-                f2.term = Some(TermSpec {
-                    terminator: Some(0),
-                    include: false,
-                    consume: true,
-                    eos_error: true,
-                    pad_right: None,
-                    width: 1,
-                });
+                f2.term = Some(TermSpec::zero_terminated(1));
             }
             let n = size_of(size.as_ref())?;
             fills(f, size.as_ref(), b.len(), n, fp)?;
@@ -1055,14 +1048,7 @@ fn write_elem(
                     .map_err(|e| format!("{fp}: {e}"))?
                     .into_owned();
                 let mut f2 = f.clone();
-                f2.term = z.then_some(TermSpec {
-                    terminator: Some(0),
-                    include: false,
-                    consume: true,
-                    eos_error: true,
-                    pad_right: None,
-                    width: crate::num_type::strz_width(enc),
-                });
+                f2.term = z.then_some(TermSpec::strz(enc));
                 put_sized(w, &f2, &b, size_of(size.as_ref())?, room, fp)?;
                 return Ok(DynValue::Str(text.clone()));
             }

@@ -2235,14 +2235,9 @@ impl<'a> Emitter<'a> {
                 };
                 let wide = enc.starts_with("UTF-16");
                 let term = f.term.or(match (&f.kind, size) {
-                    (FieldKind::Str { .. }, None) => Some(TermSpec {
-                        terminator: Some(0),
-                        include: false,
-                        consume: true,
-                        eos_error: true,
-                        pad_right: None,
-                        width: if wide { 2 } else { 1 },
-                    }),
+                    (FieldKind::Str { .. }, None) => {
+                        Some(TermSpec::zero_terminated(if wide { 2 } else { 1 }))
+                    }
                     _ => None,
                 });
                 let n = match size {

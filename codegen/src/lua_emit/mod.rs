@@ -202,14 +202,8 @@ pub(super) fn text_term(
             "text in {encoding} (this backend reads UTF-8, ASCII, UTF-16 and ISO-8859-1)"
         ));
     }
-    Ok(f.term.or(sizeless.then(|| crate::ir::TermSpec {
-        terminator: Some(0),
-        include: false,
-        consume: true,
-        eos_error: true,
-        pad_right: None,
-        width: if encoding.starts_with("UTF-16") { 2 } else { 1 },
-    })))
+    Ok(f.term
+        .or(sizeless.then(|| crate::ir::TermSpec::strz(encoding))))
 }
 
 /// The cases of a switch (`arms`: key expression, code), of either backend, reader's or
