@@ -290,6 +290,27 @@ fn an_instance_whose_bytes_another_value_holds_is_written_only_as_read() {
     assert_eq!(out[6], b'C');
 }
 
+/// Labels read once each spend most of the file's instance-bytes budget (255 records all
+/// pointing at one 250-byte label: 64,005 bytes of 73,648); writing them back must not read
+/// each again to see it is unchanged, which would pass the budget and refuse the file.
+#[test]
+fn labels_read_once_are_written_back_without_a_second_read() {
+    use forward_stream::ForwardStream;
+    let mut input = vec![255u8];
+    input.extend([0u8; 255]);
+    input.extend([b'A'; 250]);
+    input.push(0);
+    let v = ForwardStream::decode(&input).unwrap();
+    assert_eq!(v.encode().unwrap(), input, "byte-identical");
+    // A label lent out is compared with a fresh read: unchanged, it is written back;
+    // changed, refused.
+    let mut v = ForwardStream::decode(&input).unwrap();
+    v.records[3].label.get_mut().unwrap();
+    assert_eq!(v.encode().unwrap(), input);
+    v.records[3].label.get_mut().unwrap().push('B');
+    assert!(v.encode().is_err());
+}
+
 #[test]
 fn an_instance_from_a_later_stream_that_the_seq_needs_is_refused() {
     // `size: label.length` needs the label while the record is read, before the pool is.

@@ -164,6 +164,8 @@ struct Pending<T> {
 pub struct Lazy<T> {
     cell: OnceLock<Result<T, DecodeError>>,
     pending: Option<Arc<Pending<T>>>,
+    /// [`Lazy::get_mut`] has lent the value out: it may differ from what its stream holds.
+    lent: bool,
 }
 
 impl<T> Lazy<T> {
@@ -172,6 +174,7 @@ impl<T> Lazy<T> {
         Self {
             cell: OnceLock::from(Ok(value)),
             pending: None,
+            lent: false,
         }
     }
 
@@ -186,6 +189,7 @@ impl<T> Lazy<T> {
                 at,
                 read: Box::new(read),
             })),
+            lent: false,
         }
     }
 
@@ -205,6 +209,7 @@ impl<T> Lazy<T> {
     /// Errors: as [`Lazy::get`].
     pub fn get_mut(&mut self) -> Result<&mut T, DecodeError> {
         self.get()?;
+        self.lent = true;
         match self.cell.get_mut() {
             Some(Ok(v)) => Ok(v),
             // `get` has filled the cell with a value.
@@ -233,15 +238,18 @@ impl<T> Lazy<T> {
         self.cell.get().is_some()
     }
 
-    /// Whether the value is the one its stream holds: read again from the stream kept (not
-    /// from the cell) and compared. False for a value given by hand ([`Lazy::new`],
-    /// [`Lazy::set`]), one changed through [`Lazy::get_mut`], and one whose read fails.
-    /// Used by writers of instances whose bytes belong to another value.
+    /// Whether the value is the one its stream holds. A value read and never lent out by
+    /// [`Lazy::get_mut`] is; one lent out is read again from the stream kept (not from the
+    /// cell) and compared (a second read counts against the file's budgets, so a file that
+    /// spent them on the first reads may answer false here). False for a value given by hand
+    /// ([`Lazy::new`], [`Lazy::set`]), one changed through [`Lazy::get_mut`], and one whose
+    /// read fails. Used by writers of instances whose bytes belong to another value.
     pub fn is_as_read(&self) -> bool
     where
         T: PartialEq,
     {
         match (&self.pending, self.cell.get()) {
+            (Some(_), Some(Ok(_))) if !self.lent => true,
             (Some(_), Some(Ok(v))) => matches!(self.read(), Ok(ref w) if w == v),
             _ => false,
         }
@@ -276,6 +284,7 @@ impl<T: Clone> Clone for Lazy<T> {
         Self {
             cell: self.cell.clone(),
             pending: self.pending.clone(),
+            lent: self.lent,
         }
     }
 }
